@@ -1,0 +1,55 @@
+# Two commands matter: `make demo` and `make test`. Both install whatever is missing first.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SYSTEM_PACKAGES := git patch valgrind bwrap
+APT_PACKAGES := git patch valgrind bubblewrap
+
+.PHONY: setup system venv demo test test-slow lint typecheck unit bench clean
+
+setup: system venv
+
+# Debian packages: installed only when a command is missing, so a prepared machine pays nothing.
+system:
+	@missing=""; for c in $(SYSTEM_PACKAGES); do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages (missing:$$missing)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
+	fi
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# The stamp follows pyproject.toml so a changed dependency list reinstalls.
+$(VENV)/.stamp-install: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $@
+
+venv: $(VENV)/.stamp-install
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: setup
+	$(BIN)/mypy
+
+unit: setup
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q
+
+test: lint typecheck unit
+
+test-slow: setup
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q -m slow
+
+demo: setup
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m speedproof.demo
+
+bench: setup
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/judge_stages.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

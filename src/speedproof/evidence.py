@@ -1,0 +1,88 @@
+"""Plain data that crosses from measurement to the policy: comparisons, evidence, verdicts.
+
+Nothing here does I/O; `policy.py` imports only this module and the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+VerdictName = Literal["accepted", "rejected", "inconclusive"]
+Tier = Literal["representative", "plausible", "stress", "holdout"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One metric on one workload: baseline against candidate.
+
+    `delta_pct` is the raw relative change of the candidate's mean, (cand - base) / base * 100.
+    `improvement_pct` turns it into "positive is better" using the metric's direction, so the
+    policy never needs to know which metrics are lower-is-better.
+    """
+
+    workload: str
+    metric: str
+    tier: str
+    n_baseline: int
+    n_candidate: int
+    baseline_mean: float
+    candidate_mean: float
+    delta_pct: float
+    ci_low_pct: float
+    ci_high_pct: float
+    p_value: float | None
+    welch_t: float | None
+    p_welch: float | None
+    p_mannwhitney: float | None
+    significant: bool
+    supported: bool
+    lower_is_better: bool = True
+    lane: str = "timed"
+    extra: tuple[tuple[str, float | None], ...] = ()
+
+    @property
+    def improvement_pct(self) -> float:
+        return -self.delta_pct if self.lower_is_better else self.delta_pct
+
+    @property
+    def n(self) -> int:
+        return min(self.n_baseline, self.n_candidate)
+
+    def render(self) -> str:
+        """The one way a figure is printed: `-6.70% (p=0.000 n=25)`."""
+        p = "n/a" if self.p_value is None else f"{self.p_value:.3f}"
+        return f"{self.delta_pct:+.2f}% (p={p} n={self.n})"
+
+
+@dataclass(frozen=True)
+class PolicyRules:
+    """The manifest's policy block, as the policy sees it."""
+
+    primary_metric: str = "wall"
+    accept_floor_pct: float = 3.0
+    guardrail_limit_pct: float = 2.0
+    guardrails: tuple[str, ...] = ("cpu", "memory")
+    statistical_support_required: bool = True
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The only input of the policy. There is deliberately no field for a reviewer's concern."""
+
+    behaviour_matches: bool
+    failure_summary: tuple[str, ...]
+    safety_checks_passed: bool
+    representative_evidence: bool
+    comparisons: tuple[Comparison, ...]
+    behaviour_detail: tuple[str, ...] = ()
+    safety_detail: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: VerdictName
+    reasons: tuple[str, ...]
+    rests_on: str | None = None
+    lane: str | None = None
+    notes: tuple[str, ...] = field(default=())
