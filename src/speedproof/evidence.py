@@ -5,6 +5,7 @@ Nothing here does I/O; `policy.py` imports only this module and the standard lib
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -40,10 +41,18 @@ class Comparison:
     lower_is_better: bool = True
     lane: str = "timed"
     extra: tuple[tuple[str, float | None], ...] = ()
+    # Why a figure is missing or degenerate, in words ("fewer than 4 samples a side", "the
+    # baseline mean is 0, so no relative change exists"); empty when the figures are ordinary.
+    note: str = ""
 
     @property
     def improvement_pct(self) -> float:
         return -self.delta_pct if self.lower_is_better else self.delta_pct
+
+    @property
+    def finite(self) -> bool:
+        """True when the delta and both ends of its interval are real numbers."""
+        return all(math.isfinite(x) for x in (self.delta_pct, self.ci_low_pct, self.ci_high_pct))
 
     @property
     def n(self) -> int:
@@ -77,6 +86,9 @@ class Evidence:
     comparisons: tuple[Comparison, ...]
     behaviour_detail: tuple[str, ...] = ()
     safety_detail: tuple[str, ...] = ()
+    # How many series of pairs the comparisons pool: 1, or 2 after a confirmation series was
+    # concatenated to the first. The policy asks for at most one confirmation.
+    series: int = 1
 
 
 @dataclass(frozen=True)

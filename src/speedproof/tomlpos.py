@@ -50,7 +50,7 @@ def _key_line(lines: Sequence[str], start: int, end: int, key: str) -> int | Non
 def locate(text: str, loc: Sequence[str | int]) -> int | None:
     """The 1-based line that best matches a schema location such as ('workloads', 1, 'tier')."""
     lines = text.splitlines()
-    headers = [(0, ())] + _header_paths(lines)
+    headers: list[tuple[int, tuple[str | int, ...]]] = [(0, ()), *_header_paths(lines)]
     best: int | None = None
     best_len = -1
     for index, (start, path) in enumerate(headers):

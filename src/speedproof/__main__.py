@@ -1,0 +1,3 @@
+from speedproof.cli import main
+
+main()

@@ -1,0 +1,351 @@
+"""The ledger: an append-only SQLite record of every candidate, gate, command, sample and verdict.
+
+Rows are only ever inserted. A candidate row is written before any work starts and each stage
+commits as it finishes, so a crash or Ctrl-C mid-run leaves everything measured so far on disk and
+a candidate with no verdict row, which `list` shows as `unfinished`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, is_dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from speedproof.errors import InfrastructureError
+
+LEDGER_FILE = "ledger.sqlite"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS candidates (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    campaign TEXT,
+    origin TEXT NOT NULL,
+    target TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    base_rev TEXT NOT NULL,
+    patch_sha256 TEXT NOT NULL,
+    diff TEXT NOT NULL,
+    sandbox TEXT NOT NULL,
+    facts TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gates (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+    created_at TEXT NOT NULL,
+    name TEXT NOT NULL,
+    passed INTEGER NOT NULL,
+    duration_s REAL NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS commands (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+    stage TEXT NOT NULL,
+    argv TEXT NOT NULL,
+    exit_code INTEGER,
+    duration_s REAL
+);
+CREATE TABLE IF NOT EXISTS samples (
+    candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+    series INTEGER NOT NULL,
+    workload TEXT NOT NULL,
+    side TEXT NOT NULL,
+    pair_index INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    wall_s REAL,
+    cpu_s REAL,
+    max_rss_kib INTEGER,
+    exit_code INTEGER,
+    stdout_sha256 TEXT
+);
+CREATE TABLE IF NOT EXISTS comparisons (
+    candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+    workload TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS verdicts (
+    candidate_id INTEGER PRIMARY KEY REFERENCES candidates(id),
+    created_at TEXT NOT NULL,
+    verdict TEXT,
+    reasons TEXT NOT NULL,
+    rests_on TEXT,
+    lane TEXT,
+    error TEXT,
+    timings TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS samples_by_candidate ON samples(candidate_id);
+"""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return _plain(asdict(value))
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(_plain(value), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    series: int
+    workload: str
+    side: str
+    pair_index: int
+    position: int
+    wall_s: float
+    cpu_s: float
+    max_rss_kib: int
+    exit_code: int
+    stdout_sha256: str
+
+
+class Ledger:
+    """One SQLite file; every write commits immediately (WAL, so readers never block it)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        except (OSError, sqlite3.Error) as exc:
+            raise InfrastructureError(f"cannot open the ledger at {path}: {exc}") from exc
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(_SCHEMA)
+        self._db.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+        )
+
+    @classmethod
+    def in_folder(cls, folder: Path) -> Ledger:
+        return cls(folder / LEDGER_FILE)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def start_candidate(
+        self,
+        *,
+        origin: str,
+        target: str,
+        repo: Path,
+        base_rev: str,
+        patch_sha256: str,
+        diff: str,
+        sandbox: str,
+        facts: dict[str, Any],
+        campaign: str | None = None,
+    ) -> int:
+        with self._tx() as db:
+            cursor = db.execute(
+                "INSERT INTO candidates(created_at, campaign, origin, target, repo, base_rev,"
+                " patch_sha256, diff, sandbox, facts) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    _now(),
+                    campaign,
+                    origin,
+                    target,
+                    str(repo),
+                    base_rev,
+                    patch_sha256,
+                    diff,
+                    sandbox,
+                    dumps(facts),
+                ),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def add_gate(
+        self, candidate_id: int, name: str, passed: bool, duration_s: float, detail: Any
+    ) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO gates(candidate_id, created_at, name, passed, duration_s, detail)"
+                " VALUES (?,?,?,?,?,?)",
+                (candidate_id, _now(), name, int(passed), duration_s, dumps(detail)),
+            )
+
+    def add_commands(
+        self,
+        candidate_id: int,
+        stage: str,
+        commands: Sequence[tuple[Sequence[str], int | None, float | None]],
+    ) -> None:
+        with self._tx() as db:
+            db.executemany(
+                "INSERT INTO commands(candidate_id, stage, argv, exit_code, duration_s)"
+                " VALUES (?,?,?,?,?)",
+                [
+                    (candidate_id, stage, dumps(list(argv)), code, secs)
+                    for argv, code, secs in commands
+                ],
+            )
+
+    def add_samples(self, candidate_id: int, rows: Sequence[SampleRow]) -> None:
+        with self._tx() as db:
+            db.executemany(
+                "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        candidate_id,
+                        r.series,
+                        r.workload,
+                        r.side,
+                        r.pair_index,
+                        r.position,
+                        r.wall_s,
+                        r.cpu_s,
+                        r.max_rss_kib,
+                        r.exit_code,
+                        r.stdout_sha256,
+                    )
+                    for r in rows
+                ],
+            )
+
+    def add_comparisons(self, candidate_id: int, comparisons: Sequence[Any]) -> None:
+        with self._tx() as db:
+            db.executemany(
+                "INSERT INTO comparisons(candidate_id, workload, metric, body) VALUES (?,?,?,?)",
+                [(candidate_id, c.workload, c.metric, dumps(c)) for c in comparisons],
+            )
+
+    def finish(
+        self,
+        candidate_id: int,
+        *,
+        verdict: str | None,
+        reasons: Sequence[str],
+        rests_on: str | None,
+        lane: str | None,
+        timings: dict[str, float],
+        error: str | None = None,
+    ) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO verdicts(candidate_id, created_at, verdict, reasons, rests_on, lane,"
+                " error, timings) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    candidate_id,
+                    _now(),
+                    verdict,
+                    dumps(list(reasons)),
+                    rests_on,
+                    lane,
+                    error,
+                    dumps(timings),
+                ),
+            )
+
+    # ----- reading -------------------------------------------------------------------------
+
+    def entries(self, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self._db.execute(
+            "SELECT c.id, c.created_at, c.origin, c.target, c.base_rev, c.sandbox,"
+            " v.verdict, v.rests_on, v.error, v.candidate_id IS NOT NULL AS finished"
+            " FROM candidates c LEFT JOIN verdicts v ON v.candidate_id = c.id"
+            " ORDER BY c.id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [self._status(dict(row)) for row in rows]
+
+    @staticmethod
+    def _status(row: dict[str, Any]) -> dict[str, Any]:
+        if not row.pop("finished"):
+            row["status"] = "unfinished"
+        elif row["verdict"] is None:
+            row["status"] = "error"
+        else:
+            row["status"] = row["verdict"]
+        return row
+
+    def show(self, candidate_id: int) -> dict[str, Any]:
+        row = self._db.execute("SELECT * FROM candidates WHERE id = ?", (candidate_id,)).fetchone()
+        if row is None:
+            raise InfrastructureError(f"no candidate {candidate_id} in {self.path}")
+        record = dict(row)
+        record["facts"] = json.loads(record["facts"])
+        record["gates"] = [
+            {**dict(g), "detail": json.loads(g["detail"]), "passed": bool(g["passed"])}
+            for g in self._db.execute(
+                "SELECT name, passed, duration_s, detail, created_at FROM gates"
+                " WHERE candidate_id = ? ORDER BY id",
+                (candidate_id,),
+            )
+        ]
+        record["commands"] = [
+            {**dict(c), "argv": json.loads(c["argv"])}
+            for c in self._db.execute(
+                "SELECT stage, argv, exit_code, duration_s FROM commands WHERE candidate_id = ?"
+                " ORDER BY id",
+                (candidate_id,),
+            )
+        ]
+        record["comparisons"] = [
+            json.loads(c["body"])
+            for c in self._db.execute(
+                "SELECT body FROM comparisons WHERE candidate_id = ?", (candidate_id,)
+            )
+        ]
+        record["samples"] = [
+            dict(s)
+            for s in self._db.execute(
+                "SELECT series, workload, side, pair_index, position, wall_s, cpu_s,"
+                " max_rss_kib, exit_code, stdout_sha256 FROM samples WHERE candidate_id = ?"
+                " ORDER BY series, workload, pair_index, position",
+                (candidate_id,),
+            )
+        ]
+        verdict = self._db.execute(
+            "SELECT * FROM verdicts WHERE candidate_id = ?", (candidate_id,)
+        ).fetchone()
+        record["verdict"] = None
+        if verdict is not None:
+            record["verdict"] = {
+                **dict(verdict),
+                "reasons": json.loads(verdict["reasons"]),
+                "timings": json.loads(verdict["timings"]),
+            }
+        return record
+
+    def export(self) -> list[dict[str, Any]]:
+        ids = [r[0] for r in self._db.execute("SELECT id FROM candidates ORDER BY id")]
+        return [self.show(i) for i in ids]

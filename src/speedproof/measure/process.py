@@ -1,0 +1,160 @@
+"""Run one command and account for it: wall time, CPU (user + sys), peak RSS, outputs, exit.
+
+CPU and peak memory come from `wait4`, i.e. the kernel's accounting of the finished child and
+every descendant it waited for, not from polling. Output goes to unlinked temporary files rather
+than pipes, so a chatty program never blocks on a full pipe and the parent does no reading work
+while the clock runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import resource
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from speedproof.errors import InfrastructureError
+from speedproof.sandbox import Sandbox, SandboxSpec
+
+# Beyond this many bytes an output is kept only as its digest and length: 64 MiB is far more
+# than any workload report a person reads, and keeps memory bounded across 50 runs.
+_KEEP_LIMIT = 64 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    argv: tuple[str, ...]
+    exit_code: int
+    wall_s: float
+    cpu_s: float
+    max_rss_kib: int
+    stdout: bytes
+    stderr: bytes
+    stdout_sha256: str
+    stderr_sha256: str
+    timed_out: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def tail(self, limit: int = 2000) -> str:
+        """The end of stderr then stdout, for error messages a person reads."""
+        text = (self.stderr or self.stdout).decode(errors="replace")
+        return text[-limit:]
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _read_back(handle: IO[bytes]) -> tuple[bytes, str]:
+    handle.seek(0)
+    digest = hashlib.sha256()
+    kept = bytearray()
+    while chunk := handle.read(_CHUNK):
+        digest.update(chunk)
+        if len(kept) < _KEEP_LIMIT:
+            kept.extend(chunk[: _KEEP_LIMIT - len(kept)])
+    return bytes(kept), digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _stdin(path: Path | None) -> Iterator[int | IO[bytes]]:
+    if path is None:
+        yield subprocess.DEVNULL
+        return
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise InfrastructureError(f"cannot open stdin file {path}: {exc.strerror}") from exc
+    with handle:
+        yield handle
+
+
+def _wait(
+    proc: subprocess.Popen[bytes], timeout_s: float
+) -> tuple[int, resource.struct_rusage, float, bool]:
+    """Wait for the child with a watchdog that kills its whole process group on timeout."""
+    fired = threading.Event()
+
+    def expire() -> None:
+        fired.set()
+        _kill_group(proc.pid)
+
+    timer = threading.Timer(timeout_s, expire)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+        end = time.perf_counter()
+    except BaseException:
+        # Ctrl-C or SIGTERM while waiting: the run dies with us, and is reaped, not orphaned.
+        _kill_group(proc.pid)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, 0)
+        raise
+    finally:
+        timer.cancel()
+    # The group may outlive its leader (a daemonised grandchild); nothing of a run survives it.
+    _kill_group(proc.pid)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage, end, fired.is_set()
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    sandbox: Sandbox,
+    spec: SandboxSpec,
+    timeout_s: float,
+    stdin: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ProcessResult:
+    """Run `argv` inside `sandbox` and return what the kernel accounted for it."""
+    wrapped = sandbox.wrap(argv, cwd=cwd, spec=spec)
+    environment = dict(spec.env if env is None else env)
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        _stdin(stdin) as source,
+    ):
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(
+                wrapped,
+                cwd=cwd,
+                env=environment,
+                stdin=source,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise InfrastructureError(f"cannot start {argv[0]!r}: {exc.strerror}") from exc
+        code, usage, end, timed_out = _wait(proc, timeout_s)
+        stdout, stdout_sha = _read_back(out)
+        stderr, stderr_sha = _read_back(err)
+    return ProcessResult(
+        argv=tuple(argv),
+        exit_code=code,
+        wall_s=end - start,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        max_rss_kib=usage.ru_maxrss,
+        stdout=stdout,
+        stderr=stderr,
+        stdout_sha256=stdout_sha,
+        stderr_sha256=stderr_sha,
+        timed_out=timed_out,
+    )
