@@ -1,0 +1,34 @@
+"""Where a candidate patch meets the program: a throwaway worktree, the paths it may not touch,
+the two-pass guard and the application of the patch."""
+
+from speedproof.workspace.apply import ApplyResult, apply_patch, normalise_patch
+from speedproof.workspace.gitcmd import CommandRun, repository_root
+from speedproof.workspace.guard import (
+    GuardResult,
+    Violation,
+    ViolationRule,
+    check_applied,
+    check_patch,
+)
+from speedproof.workspace.protected import ProtectedPaths, Rule
+from speedproof.workspace.worktree import Terminated, Worktree, cleanup_stale, resolve_rev, worktree
+
+__all__ = [
+    "ApplyResult",
+    "CommandRun",
+    "GuardResult",
+    "ProtectedPaths",
+    "Rule",
+    "Terminated",
+    "Violation",
+    "ViolationRule",
+    "Worktree",
+    "apply_patch",
+    "check_applied",
+    "check_patch",
+    "cleanup_stale",
+    "normalise_patch",
+    "repository_root",
+    "resolve_rev",
+    "worktree",
+]

@@ -1,0 +1,120 @@
+"""Applying a candidate patch in a worktree: `git apply` first, GNU `patch` only if git refuses.
+
+Git is strict (exact context, no paths through symlinks, none outside the tree); GNU patch
+with `--fuzz=5` forgives the shifted or slightly stale context models often write. The
+fallback is never silent: the result names the method, and every command run is kept.
+Run the guard's first pass before this and its second pass (`check_applied`) after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from speedproof.errors import InfrastructureError, PatchError
+from speedproof.workspace.gitcmd import CommandRun, git, run_tool
+from speedproof.workspace.guard import strip_first
+from speedproof.workspace.headers import read_headers
+from speedproof.workspace.protected import split_parts
+
+Method = Literal["git", "patch"]
+
+GIT_APPLY = ("apply", "--whitespace=nowarn")
+GNU_PATCH = ("patch", "-p1", "--fuzz=5", "--batch", "--forward", "--no-backup-if-mismatch")
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """How the patch went in: `method`, what the applying tool said, and every command run."""
+
+    method: Method
+    stdout: str
+    stderr: str
+    commands: tuple[CommandRun, ...]
+
+
+def normalise_patch(text: str) -> str:
+    """CRLF to LF, drop a surrounding markdown code fence, end with a newline. Nothing more."""
+    text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    start = next((index for index, line in enumerate(lines) if line.strip()), None)
+    if start is not None and lines[start].lstrip().startswith("```"):
+        closing = [
+            index for index, line in enumerate(lines) if index > start and line.strip() == "```"
+        ]
+        end = closing[-1] if closing else len(lines)
+        text = "\n".join(lines[start + 1 : end])
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text
+
+
+def apply_patch(worktree: Path, patch_text: str) -> ApplyResult:
+    """Apply a repository-relative (a/… b/…) patch at the top of `worktree`.
+
+    Raises PatchError naming what refused it; InfrastructureError when a tool is missing.
+    """
+    try:
+        data = patch_text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise PatchError(f"the patch text cannot be written as bytes: {exc}") from exc
+    check, _ = git(worktree, *GIT_APPLY, "--check", "-", stdin=data)
+    if not check.ok:
+        return _apply_with_gnu_patch(worktree, patch_text, data, check)
+    applied, _ = git(worktree, *GIT_APPLY, "-", stdin=data)
+    if not applied.ok:
+        raise PatchError(f"`git apply --check` accepted the patch, then {applied.describe()}")
+    return ApplyResult("git", applied.stdout, applied.stderr, (check, applied))
+
+
+def _apply_with_gnu_patch(
+    worktree: Path, patch_text: str, data: bytes, git_check: CommandRun
+) -> ApplyResult:
+    version, _ = run_tool(("patch", "--version"), worktree)
+    if not version.ok or "GNU patch" not in version.stdout:
+        raise InfrastructureError(
+            f"git refused the patch ({git_check.describe()}) and the fallback needs GNU patch, "
+            f"but `patch --version` says: {version.describe()}"
+        )
+    _refuse_writes_through_symlinks(worktree, patch_text, git_check)
+    dry, _ = run_tool((*GNU_PATCH, "--dry-run"), worktree, stdin=data)
+    if not dry.ok:
+        raise PatchError(
+            f"git refused the patch ({git_check.describe()}) "
+            f"and so did GNU patch ({dry.describe()})"
+        )
+    applied, _ = run_tool(GNU_PATCH, worktree, stdin=data)
+    commands = (git_check, version, dry, applied)
+    if not applied.ok:
+        raise PatchError(f"GNU patch accepted a dry run, then {applied.describe()}")
+    return ApplyResult("patch", applied.stdout, applied.stderr, commands)
+
+
+def _refuse_writes_through_symlinks(worktree: Path, patch_text: str, git_check: CommandRun) -> None:
+    """GNU patch follows a symlink inside the tree (git will not); do not let it.
+
+    The second pass would see the result inside the tree, but a link that leads outside it
+    would leave no trace in `git status` at all, so this is refused before patch runs.
+    """
+    for header in read_headers(patch_text).names:
+        for name in (strip_first(header.name), header.name):
+            link = _first_symlink(worktree, name)
+            if link is not None:
+                raise PatchError(
+                    f"git refused the patch ({git_check.describe()}) and GNU patch would write "
+                    f"{name!r} through the symbolic link {link!r}"
+                )
+
+
+def _first_symlink(worktree: Path, name: str) -> str | None:
+    parts = split_parts(name)
+    if not parts or name.startswith("/") or ".." in parts:
+        return None
+    for depth in range(1, len(parts) + 1):
+        candidate = worktree.joinpath(*parts[:depth])
+        if candidate.is_symlink():
+            return "/".join(parts[:depth])
+        if not candidate.exists():
+            return None
+    return None

@@ -1,0 +1,324 @@
+"""The policy, on evidence built from synthetic samples through the real statistics."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+import speedproof.evidence
+import speedproof.policy
+from speedproof.evidence import Comparison, Evidence, PolicyRules
+from speedproof.policy import decide, needs_confirmation
+from speedproof.stats import compare
+
+RULES = PolicyRules()  # wall; floor 3 %; limit 2 %; guardrails cpu, memory; support required.
+ALLOWED_IMPORTS = {
+    "__future__",
+    "dataclasses",
+    "typing",
+    "collections.abc",
+    "math",
+    "speedproof.evidence",
+}
+
+
+def shaped(mean: float, sd: float, n: int, seed: int) -> list[float]:
+    """Normal-looking samples whose mean and standard deviation are exactly `mean` and `sd`."""
+    z = np.random.default_rng(seed).standard_normal(n)
+    z = (z - z.mean()) / z.std(ddof=1)
+    return [float(x) for x in mean + sd * z]
+
+
+def reading(
+    workload: str,
+    change_pct: float,
+    *,
+    metric: str = "wall",
+    tier: str = "representative",
+    cv_pct: float = 1.0,
+    n: int = 25,
+    seed: int = 0,
+) -> Comparison:
+    """A comparison whose candidate mean is exactly `change_pct` off a baseline mean of 100."""
+    return compare(
+        shaped(100.0, cv_pct, n, seed),
+        shaped(100.0 + change_pct, cv_pct, n, seed + 1000),
+        workload=workload,
+        metric=metric,
+        tier=tier,
+        limit_pct=RULES.guardrail_limit_pct,
+    )
+
+
+def noise(workload: str, *, metric: str = "wall", seed: int = 0) -> Comparison:
+    """Both sides drawn from one distribution: no real change."""
+    rng = np.random.default_rng(seed)
+    return compare(
+        [float(x) for x in rng.normal(100.0, 1.0, 25)],
+        [float(x) for x in rng.normal(100.0, 1.0, 25)],
+        workload=workload,
+        metric=metric,
+        tier="representative",
+        limit_pct=RULES.guardrail_limit_pct,
+    )
+
+
+def evidence(*comparisons: Comparison, **overrides: object) -> Evidence:
+    fields: dict[str, object] = {
+        "behaviour_matches": True,
+        "failure_summary": (),
+        "safety_checks_passed": True,
+        "representative_evidence": True,
+        "comparisons": comparisons,
+    }
+    fields.update(overrides)
+    return Evidence(**fields)  # type: ignore[arg-type]
+
+
+BIG_WIN = reading("parse", -20.0)
+
+
+def test_a_win_in_one_workload_with_noise_in_another_is_accepted_on_the_winner() -> None:
+    proof = evidence(reading("parse", -10.0), noise("render", seed=3))
+    verdict = decide(proof, RULES)
+    assert verdict.verdict == "accepted"
+    assert verdict.rests_on == "parse"
+    assert verdict.lane == "timed"
+    assert "-10.00% (p=0.000 n=25)" in verdict.reasons[0]
+    assert "significant" in verdict.reasons[0]
+    assert needs_confirmation(proof, RULES) == ()
+
+
+def test_an_accept_rests_on_the_largest_supported_improvement() -> None:
+    verdict = decide(evidence(reading("parse", -8.0), reading("render", -12.0, seed=5)), RULES)
+    assert verdict.rests_on == "render"
+
+
+def test_a_significant_memory_regression_rejects_even_with_a_big_wall_win() -> None:
+    memory = reading("parse", 8.0, metric="memory", seed=7)
+    verdict = decide(evidence(BIG_WIN, memory), RULES)
+    assert verdict.verdict == "rejected"
+    (reason,) = verdict.reasons
+    assert "memory" in reason and "parse" in reason and "+8.00%" in reason
+    assert "guardrail" in reason
+    assert needs_confirmation(evidence(BIG_WIN, memory), RULES) == ()
+
+
+def test_a_guardrail_is_judged_on_plausible_and_stress_workloads_too() -> None:
+    for tier in ("plausible", "stress"):
+        cpu = reading("big-input", 5.0, metric="cpu", tier=tier, seed=9)
+        verdict = decide(evidence(BIG_WIN, cpu), RULES)
+        assert verdict.verdict == "rejected"
+        assert "big-input" in verdict.reasons[0]
+
+
+def test_a_five_percent_memory_reading_that_is_not_significant_asks_for_confirmation() -> None:
+    # +5 % under 20 % noise: t ≈ 0.9, nowhere near significant.
+    memory = reading("parse", 5.0, metric="memory", cv_pct=20.0, seed=11)
+    assert not memory.significant
+    proof = evidence(BIG_WIN, memory)
+    verdict = decide(proof, RULES)
+    assert verdict.verdict == "accepted"
+    assert any("memory" in note and "not significant" in note for note in verdict.notes)
+    (why,) = needs_confirmation(proof, RULES)
+    assert "memory" in why and "parse" in why and "+5.00%" in why and "not significant" in why
+
+
+def test_an_accept_below_twice_the_floor_asks_for_confirmation() -> None:
+    proof = evidence(reading("parse", -4.0))
+    verdict = decide(proof, RULES)
+    assert verdict.verdict == "accepted"
+    (why,) = needs_confirmation(proof, RULES)
+    assert "4.00%" in why and "twice" in why and "parse" in why
+
+
+def test_no_confirmation_is_asked_for_once_a_second_series_is_pooled() -> None:
+    proof = evidence(reading("parse", -4.0, n=50), series=2)
+    assert decide(proof, RULES).verdict == "accepted"
+    assert needs_confirmation(proof, RULES) == ()
+
+
+def test_changed_behaviour_rejects_before_anything_else_even_with_a_great_win() -> None:
+    proof = evidence(
+        BIG_WIN,
+        behaviour_matches=False,
+        behaviour_detail=("stdout of workload parse differs at byte 12",),
+        failure_summary=("tests",),
+        safety_checks_passed=False,
+    )
+    verdict = decide(proof, RULES)
+    assert verdict.verdict == "rejected"
+    assert verdict.reasons == ("behaviour changed: stdout of workload parse differs at byte 12.",)
+    assert verdict.rests_on is None
+    assert needs_confirmation(proof, RULES) == ()
+
+
+def test_a_failed_gate_rejects_and_names_the_gates() -> None:
+    verdict = decide(evidence(BIG_WIN, failure_summary=("build", "tests")), RULES)
+    assert verdict.verdict == "rejected"
+    assert verdict.reasons == ("gates failed: build; tests.",)
+    ends_in_a_stop = decide(evidence(BIG_WIN, failure_summary=("tests failed: 3 of 40.",)), RULES)
+    assert ends_in_a_stop.reasons == ("gates failed: tests failed: 3 of 40.",)
+
+
+def test_a_failed_safety_check_rejects_with_its_detail() -> None:
+    proof = evidence(BIG_WIN, safety_checks_passed=False, safety_detail=("writes outside /tmp",))
+    verdict = decide(proof, RULES)
+    assert verdict.verdict == "rejected"
+    assert "safety" in verdict.reasons[0] and "writes outside /tmp" in verdict.reasons[0]
+
+
+def test_without_representative_comparisons_the_verdict_is_inconclusive() -> None:
+    only_plausible = reading("other", -20.0, tier="plausible")
+    too_few = reading("parse", -20.0, n=3)
+    other_metric = reading("parse", -20.0, metric="cpu")
+    verdict = decide(evidence(only_plausible, too_few, other_metric), RULES)
+    assert verdict.verdict == "inconclusive"
+    assert "no representative evidence" in verdict.reasons[0]
+    unmeasured = decide(evidence(BIG_WIN, representative_evidence=False), RULES)
+    assert unmeasured.verdict == "inconclusive"
+
+
+def test_a_holdout_regression_of_the_primary_metric_rejects() -> None:
+    holdout = reading("unseen", 6.0, tier="holdout", seed=13)
+    verdict = decide(evidence(BIG_WIN, holdout), RULES)
+    assert verdict.verdict == "rejected"
+    assert "unseen" in verdict.reasons[0] and "holdout" in verdict.reasons[0]
+
+
+def test_a_holdout_guardrail_reading_is_noted_but_not_judged() -> None:
+    memory = reading("unseen", 8.0, metric="memory", tier="holdout", seed=15)
+    verdict = decide(evidence(BIG_WIN, memory), RULES)
+    assert verdict.verdict == "accepted"
+    assert any("holdout" in note and "unseen" in note for note in verdict.notes)
+
+
+def test_a_significant_regression_of_the_primary_metric_rejects_naming_the_workload() -> None:
+    verdict = decide(evidence(BIG_WIN, reading("render", 3.0, seed=17)), RULES)
+    assert verdict.verdict == "rejected"
+    assert "render" in verdict.reasons[0] and "wall" in verdict.reasons[0]
+
+
+def test_a_primary_metric_listed_as_a_guardrail_is_reported_once() -> None:
+    rules = PolicyRules(guardrails=("wall", "memory"))
+    verdict = decide(evidence(BIG_WIN, reading("render", 5.0, seed=19)), rules)
+    assert verdict.verdict == "rejected"
+    assert len(verdict.reasons) == 1
+
+
+def test_all_failures_are_listed_in_one_rejection_guardrails_first() -> None:
+    proof = evidence(
+        BIG_WIN,
+        reading("render", 5.0, seed=23),
+        reading("parse", 8.0, metric="memory", seed=21),
+    )
+    verdict = decide(proof, RULES)
+    assert verdict.verdict == "rejected"
+    assert len(verdict.reasons) == 2
+    assert "memory" in verdict.reasons[0] and "render" in verdict.reasons[1]
+
+
+def test_an_improvement_below_the_floor_is_inconclusive_and_says_so() -> None:
+    verdict = decide(evidence(reading("parse", -2.0)), RULES)
+    assert verdict.verdict == "inconclusive"
+    assert "below the 3% floor" in verdict.reasons[0]
+    assert "parse" in verdict.reasons[0]
+
+
+def test_an_improvement_above_the_floor_without_support_is_inconclusive_and_says_so() -> None:
+    noisy = reading("parse", -5.0, cv_pct=20.0, seed=25)
+    assert not noisy.supported
+    verdict = decide(evidence(noisy), RULES)
+    assert verdict.verdict == "inconclusive"
+    assert "not significant" in verdict.reasons[0]
+
+
+def test_an_interval_that_only_rules_out_a_regression_is_not_enough_to_accept() -> None:
+    # Supported through its interval but not significant: good enough for a guardrail, not
+    # for a win (7.95 % of null patches would pass at 8 % CV, docs/adr/0002).
+    lucky = replace(reading("parse", -4.0), significant=False, supported=True)
+    verdict = decide(evidence(lucky), RULES)
+    assert verdict.verdict == "inconclusive"
+    assert "needs a significant improvement" in verdict.reasons[0]
+
+
+def test_without_required_support_the_point_estimate_decides() -> None:
+    rules = PolicyRules(statistical_support_required=False)
+    noisy_win = reading("parse", -5.0, cv_pct=20.0, seed=27)
+    assert not noisy_win.supported
+    accepted = decide(evidence(noisy_win), rules)
+    assert accepted.verdict == "accepted"
+    assert "point estimate" in accepted.reasons[0]
+    noisy_loss = reading("render", 4.0, metric="cpu", cv_pct=20.0, seed=29)
+    assert not noisy_loss.significant
+    rejected = decide(evidence(noisy_win, noisy_loss), rules)
+    assert rejected.verdict == "rejected"
+    assert "cpu" in rejected.reasons[0] and "render" in rejected.reasons[0]
+    assert decide(evidence(noisy_win, noisy_loss), RULES).verdict == "inconclusive"
+
+
+def test_a_reading_that_cannot_be_a_percentage_is_noted_and_not_judged() -> None:
+    zero = compare(
+        [0.0] * 25,
+        [1.0] * 25,
+        workload="parse",
+        metric="memory",
+        tier="representative",
+        limit_pct=2.0,
+    )
+    verdict = decide(evidence(BIG_WIN, zero), RULES)
+    assert verdict.verdict == "accepted"
+    assert any(
+        "cannot be judged" in note and "baseline mean is 0" in note for note in verdict.notes
+    )
+
+
+def test_reasons_are_sentences() -> None:
+    proofs = [
+        evidence(BIG_WIN),
+        evidence(reading("parse", -2.0)),
+        evidence(BIG_WIN, reading("parse", 8.0, metric="memory", seed=31)),
+        evidence(reading("parse", -4.0)),
+    ]
+    for proof in proofs:
+        texts = [*decide(proof, RULES).reasons, *needs_confirmation(proof, RULES)]
+        assert texts
+        assert all(text.endswith(".") and "  " not in text for text in texts)
+
+
+def _imported_modules(module: object) -> set[str]:
+    path = Path(getattr(module, "__file__", ""))
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            # A relative import is spelled out so it cannot slip past the allow-list.
+            prefix = "speedproof." * node.level
+            found.add(prefix + (node.module or "") if node.level else str(node.module))
+    return found
+
+
+def test_the_policy_imports_nothing_that_does_io() -> None:
+    imported = _imported_modules(speedproof.policy)
+    assert "speedproof.evidence" in imported
+    assert imported <= ALLOWED_IMPORTS, imported - ALLOWED_IMPORTS
+
+
+def test_the_evidence_types_import_nothing_that_does_io() -> None:
+    imported = _imported_modules(speedproof.evidence)
+    assert imported <= ALLOWED_IMPORTS, imported - ALLOWED_IMPORTS
+
+
+def test_the_policy_calls_no_builtin_that_does_io_or_loads_code() -> None:
+    forbidden = {"open", "print", "input", "exec", "eval", "compile", "__import__", "breakpoint"}
+    assert forbidden <= set(dir(builtins))
+    for module in (speedproof.policy, speedproof.evidence):
+        tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+        names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        assert not names & forbidden, names & forbidden
