@@ -1,0 +1,188 @@
+"""Facts about the machine and the toolchain that a measurement was taken on, for the ledger.
+
+Everything here is read, never changed: speedproof does not pin frequencies or move interrupts.
+A fact that cannot be read is recorded as "unknown" (or `None` for a tool that is not installed),
+because a ledger entry that says "unknown governor" is true, and one that guesses is not. The one
+exception is a `go` executable the caller names explicitly: if it does not answer, that is an
+`InfrastructureError`, since the caller is about to build with it.
+
+Contention rule (`contended`): the 1-minute load average at either end of a series above
+`max(cores - 0.5, 1.5)`. Why:
+
+- The load average counts runnable (and uninterruptible) tasks. A series keeps one task of its
+  own runnable nearly all the time, never two: the launcher, the target and the judge's
+  bookkeeping run one after another. Measured on this 2-core machine while other sessions' test
+  suites already held the load near 2: 60 s of back-to-back sandboxed runs of a 50 ms CPU-bound
+  target (818 runs, the target running 70 % of the wall time) took the 1-minute load from 2.05
+  to 2.97. That machine was contended, and the rule says so (2.05 > 1.5 before the series).
+- The floor of 1.5 keeps a 1- or 2-core machine that runs only us uncontended, and calls half a
+  core of other work beside us contended. Above the floor, `cores - 0.5` says: other work plus
+  our own leaves less than half a core idle, so on some runs the target waits for a core.
+- The 1-minute figure is an exponential average with a 60 s time constant, updated every 5 s:
+  a constant load L for t seconds shows as L(1 - e^(-t/60)), 63 % of it after a minute. A series
+  much shorter than a minute mostly shows what ran before it; that is why both ends are read,
+  and why the rule is a diagnostic that asks for a re-measurement, never proof of quiet. It also
+  cannot see contention for caches, memory bandwidth or turbo headroom that stays below a core.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from speedproof.errors import InfrastructureError
+
+UNKNOWN = "unknown"
+# Above this 1-minute load average (or `cores - CONTENTION_MARGIN`, whichever is larger) a series
+# counts as contended; the module docstring has the measured figure behind 1.5 and 0.5.
+CONTENTION_FLOOR = 1.5
+CONTENTION_MARGIN = 0.5
+_TOOL_TIMEOUT_S = 30.0
+_CPU_MODEL_KEYS = ("model name", "Model", "Hardware", "cpu model", "Processor")
+
+
+@dataclass(frozen=True)
+class LoadSnapshot:
+    """The kernel's 1-, 5- and 15-minute load averages and when they were read (epoch seconds)."""
+
+    one: float
+    five: float
+    fifteen: float
+    at: float
+
+
+@dataclass(frozen=True)
+class Environment:
+    cpu_model: str
+    # Cores this process may run on (its affinity mask), which is what the target can use;
+    # `online_cores` is what the machine has.
+    cores: int
+    online_cores: int
+    governor: str
+    kernel: str
+    memory_total_kib: int | None
+    load: LoadSnapshot
+    python: str
+    go: str | None
+    bwrap: str | None
+    valgrind: str | None
+
+    def as_dict(self) -> dict[str, str | int | float | None]:
+        """Flat key/value facts, the shape the ledger stores."""
+        return {
+            "cpu_model": self.cpu_model,
+            "cores": self.cores,
+            "online_cores": self.online_cores,
+            "governor": self.governor,
+            "kernel": self.kernel,
+            "memory_total_kib": self.memory_total_kib,
+            "load_1m": self.load.one,
+            "load_5m": self.load.five,
+            "load_15m": self.load.fifteen,
+            "python": self.python,
+            "go": self.go,
+            "bwrap": self.bwrap,
+            "valgrind": self.valgrind,
+        }
+
+
+def load_snapshot() -> LoadSnapshot:
+    one, five, fifteen = os.getloadavg()
+    return LoadSnapshot(one=one, five=five, fifteen=fifteen, at=time.time())
+
+
+def contention_threshold(cores: int) -> float:
+    return max(cores - CONTENTION_MARGIN, CONTENTION_FLOOR)
+
+
+def contended(before: LoadSnapshot, after: LoadSnapshot, cores: int) -> bool:
+    """True when the 1-minute load at either end of a series leaves the target no idle core."""
+    return max(before.one, after.one) > contention_threshold(cores)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    text = _read(cpuinfo)
+    if text is None:
+        return platform.processor() or UNKNOWN
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in _CPU_MODEL_KEYS and value.strip():
+            return value.strip()
+    return platform.processor() or UNKNOWN
+
+
+def governor(
+    path: Path = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+) -> str:
+    text = _read(path)
+    return text.strip() if text and text.strip() else UNKNOWN
+
+
+def memory_total_kib(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    text = _read(meminfo)
+    for line in (text or "").splitlines():
+        if line.startswith("MemTotal:"):
+            fields = line.split()
+            if len(fields) >= 2 and fields[1].isdigit():
+                return int(fields[1])
+    return None
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def _first_line(argv: list[str]) -> str:
+    """The first line a tool prints about its version; raises OSError/TimeoutExpired/ValueError."""
+    done = subprocess.run(argv, capture_output=True, timeout=_TOOL_TIMEOUT_S, check=False)
+    text = (done.stdout or done.stderr).decode(errors="replace").strip()
+    if done.returncode != 0 or not text:
+        raise ValueError(f"exit {done.returncode}: {text[-200:]}")
+    return text.splitlines()[0]
+
+
+def tool_version(name: str, flag: str = "--version") -> str | None:
+    """The version line of an optional tool on PATH, or None when it is not installed."""
+    found = shutil.which(name)
+    if found is None:
+        return None
+    try:
+        return _first_line([found, flag])
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        return f"{UNKNOWN} ({found} did not answer {flag}: {exc})"
+
+
+def go_version(executable: str) -> str:
+    try:
+        return _first_line([executable, "version"])
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        raise InfrastructureError(f"`{executable} version` failed: {exc}") from exc
+
+
+def describe_environment(*, go: str | None = None) -> Environment:
+    """Read every fact once; `go` is the executable the target builds with, when it is Go."""
+    return Environment(
+        cpu_model=cpu_model(),
+        cores=usable_cores(),
+        online_cores=os.cpu_count() or 0,
+        governor=governor(),
+        kernel=f"{platform.system()} {platform.release()}",
+        memory_total_kib=memory_total_kib(),
+        load=load_snapshot(),
+        python=f"{platform.python_implementation()} {platform.python_version()}",
+        go=None if go is None else go_version(go),
+        bwrap=tool_version("bwrap"),
+        valgrind=tool_version("valgrind"),
+    )
