@@ -140,6 +140,52 @@ def ledger_export(
         console.print(f"wrote {output}")
 
 
+EXIT_FOR_VERDICT = {"accepted": 0, "rejected": 1, "inconclusive": 2}
+
+
+@app.command("judge")
+def judge_command(
+    patch: Annotated[Path, typer.Argument(help="A unified diff, relative to the repository root.")],
+    manifest: Annotated[Path, typer.Option("--manifest", "-m", help="The target's manifest.")] = (
+        Path(MANIFEST_NAME)
+    ),
+    repo: Annotated[
+        Path | None, typer.Option(help="The git repository (default: the manifest's).")
+    ] = None,
+    base: Annotated[str, typer.Option(help="Base revision the patch applies to.")] = "HEAD",
+    pairs: Annotated[
+        int | None, typer.Option(min=4, help="Pairs per workload (default: the manifest's).")
+    ] = None,
+    ledger: Annotated[
+        Path | None, typer.Option("--ledger", help="Ledger folder (default: .speedproof).")
+    ] = None,
+    no_sandbox: Annotated[
+        bool,
+        typer.Option("--no-sandbox", help="Run without bubblewrap. Recorded in the ledger."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Prove or refuse one patch: exit 0 accepted, 1 rejected, 2 inconclusive, 3 error."""
+    from speedproof.judging import judge_patch
+
+    try:
+        outcome = judge_patch(
+            patch,
+            manifest,
+            repo=repo,
+            base=base,
+            pairs=pairs,
+            ledger_dir=ledger,
+            allow_unsandboxed=no_sandbox,
+            quiet=as_json,
+        )
+    except SpeedproofError as exc:
+        raise fail(str(exc)) from exc
+    if as_json:
+        typer.echo(json.dumps(outcome.to_json(), indent=2))
+    raise typer.Exit(EXIT_FOR_VERDICT[outcome.verdict.verdict])
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,513 @@
+"""One candidate through every gate and the timed lane to evidence, a verdict and a ledger record.
+
+The order is the architecture's: guard → apply → guard again → build → tests → behaviour →
+measurement → policy. Each gate's result lands in the ledger as it finishes; a gate that fails
+ends the candidate, and even then the verdict comes from `policy.decide`, so there is one place
+that turns evidence into words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from speedproof.errors import InfrastructureError, PatchError
+from speedproof.evidence import Comparison, Evidence, Verdict
+from speedproof.gates.behaviour import BehaviourResult, check_behaviour
+from speedproof.gates.tests import gate_tests
+from speedproof.ledger import Ledger, SampleRow
+from speedproof.manifest import LoadedManifest, Workload
+from speedproof.measure.environment import describe_environment
+from speedproof.measure.readings import series_comparisons, size_comparison
+from speedproof.measure.runner import PairSeries, Sample, TimeoutRule, measure_pairs
+from speedproof.policy import decide, needs_confirmation
+from speedproof.program import Invocation, Program
+from speedproof.sandbox import Sandbox
+from speedproof.toolchains.base import BuildResult, TargetToolchain, Tree, toolchain_for
+from speedproof.workspace import (
+    ProtectedPaths,
+    apply_patch,
+    check_applied,
+    check_patch,
+    normalise_patch,
+    repository_root,
+    resolve_rev,
+    worktree,
+)
+
+Progress = Callable[[str, str], None]
+
+
+def _quiet(stage: str, message: str) -> None:
+    """The default progress sink: say nothing."""
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    repo: Path | None = None
+    base: str = "HEAD"
+    pairs: int | None = None
+    origin: str = "judge"
+    campaign: str | None = None
+    cache_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class GateRecord:
+    name: str
+    passed: bool
+    duration_s: float
+    reasons: tuple[str, ...] = ()
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one judged candidate came to, as the CLI and a campaign see it."""
+
+    verdict: Verdict
+    gates: tuple[GateRecord, ...]
+    comparisons: tuple[Comparison, ...]
+    ledger_id: int
+    sandbox: str
+    base_rev: str
+    timings: dict[str, float]
+    series: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.verdict,
+            "reasons": list(self.verdict.reasons),
+            "notes": list(self.verdict.notes),
+            "rests_on": self.verdict.rests_on,
+            "lane": self.verdict.lane,
+            "gates": [
+                {
+                    "name": g.name,
+                    "passed": g.passed,
+                    "duration_s": g.duration_s,
+                    "reasons": list(g.reasons),
+                }
+                for g in self.gates
+            ],
+            "comparisons": [_comparison_json(c) for c in self.comparisons],
+            "ledger_id": self.ledger_id,
+            "sandbox": self.sandbox,
+            "base_rev": self.base_rev,
+            "series": self.series,
+            "timings": self.timings,
+        }
+
+
+def _comparison_json(c: Comparison) -> dict[str, Any]:
+    return {
+        "workload": c.workload,
+        "metric": c.metric,
+        "tier": c.tier,
+        "lane": c.lane,
+        "delta_pct": c.delta_pct,
+        "ci_pct": [c.ci_low_pct, c.ci_high_pct],
+        "p_value": c.p_value,
+        "p_mannwhitney": c.p_mannwhitney,
+        "p_welch": c.p_welch,
+        "welch_t": c.welch_t,
+        "n_baseline": c.n_baseline,
+        "n_candidate": c.n_candidate,
+        "baseline_mean": c.baseline_mean,
+        "candidate_mean": c.candidate_mean,
+        "significant": c.significant,
+        "supported": c.supported,
+        "figure": c.render(),
+    }
+
+
+class _Ended(Exception):
+    """A gate ended the candidate; `evidence` says why, and the policy words the verdict."""
+
+    def __init__(self, evidence: Evidence) -> None:
+        super().__init__("candidate ended at a gate")
+        self.evidence = evidence
+
+
+def _failed(*reasons: str) -> Evidence:
+    return Evidence(True, tuple(reasons), True, False, ())
+
+
+def _unsafe(*reasons: str) -> Evidence:
+    return Evidence(True, (), False, False, (), safety_detail=tuple(reasons))
+
+
+@dataclass
+class _Sides:
+    baseline: Tree
+    candidate: Tree
+    programs: dict[str, Program] = field(default_factory=dict)
+
+
+class Judge:
+    """Judges candidates against one target at one base revision."""
+
+    def __init__(
+        self,
+        loaded: LoadedManifest,
+        *,
+        sandbox: Sandbox,
+        ledger: Ledger,
+        options: JudgeOptions = JudgeOptions(),
+        progress: Progress = _quiet,
+        on_sample: Callable[[Sample], None] | None = None,
+    ) -> None:
+        self.loaded = loaded
+        self.manifest = loaded.manifest
+        self.sandbox = sandbox
+        self.ledger = ledger
+        self.options = options
+        self.progress = progress
+        self.on_sample = on_sample
+        self.repo = repository_root(options.repo or loaded.root)
+        self.base_rev = resolve_rev(self.repo, options.base)
+        self.protected = ProtectedPaths.for_manifest(loaded, self.repo)
+        self.target_rel = loaded.root.resolve().relative_to(self.repo)
+        self.toolchain: TargetToolchain = toolchain_for(
+            self.manifest, sandbox, caches=options.cache_dir
+        )
+        self.pairs = options.pairs or self.manifest.policy.pairs
+        self.gates: list[GateRecord] = []
+        self.timings: dict[str, float] = {}
+
+    # ----- the path of one candidate ------------------------------------------------------
+
+    def judge(self, patch_text: str) -> Outcome:
+        patch = normalise_patch(patch_text)
+        self.gates, self.timings = [], {}
+        facts = {
+            "machine": describe_environment(go=None).as_dict(),
+            "toolchain": self.toolchain.versions(),
+            "pairs": self.pairs,
+            "target_folder": str(self.target_rel),
+        }
+        candidate_id = self.ledger.start_candidate(
+            origin=self.options.origin,
+            campaign=self.options.campaign,
+            target=self.manifest.target.name,
+            repo=self.repo,
+            base_rev=self.base_rev,
+            patch_sha256=hashlib.sha256(patch.encode()).hexdigest(),
+            diff=patch,
+            sandbox=self.sandbox.name,
+            facts=facts,
+        )
+        started = time.perf_counter()
+        try:
+            evidence, series = self._evidence(candidate_id, patch)
+        except _Ended as ended:
+            evidence, series = ended.evidence, 1
+        except BaseException as exc:
+            self.timings["total"] = time.perf_counter() - started
+            self.ledger.finish(
+                candidate_id,
+                verdict=None,
+                reasons=[],
+                rests_on=None,
+                lane=None,
+                timings=self.timings,
+                error=_error_text(exc),
+            )
+            raise
+        self.timings["total"] = time.perf_counter() - started
+        verdict = decide(evidence, self.manifest.policy.rules())
+        self.ledger.finish(
+            candidate_id,
+            verdict=verdict.verdict,
+            reasons=[*verdict.reasons, *verdict.notes],
+            rests_on=verdict.rests_on,
+            lane=verdict.lane,
+            timings=self.timings,
+        )
+        return Outcome(
+            verdict=verdict,
+            gates=tuple(self.gates),
+            comparisons=evidence.comparisons,
+            ledger_id=candidate_id,
+            sandbox=self.sandbox.name,
+            base_rev=self.base_rev,
+            timings=dict(self.timings),
+            series=series,
+        )
+
+    def _evidence(self, candidate_id: int, patch: str) -> tuple[Evidence, int]:
+        self._guard(candidate_id, patch)
+        with self._sides() as sides:
+            self._apply(candidate_id, sides, patch)
+            self._build(candidate_id, sides)
+            self._tests(candidate_id, sides)
+            behaviour = self._behaviour(candidate_id, sides)
+            return self._measure(candidate_id, sides, behaviour)
+
+    # ----- gates --------------------------------------------------------------------------
+
+    @contextmanager
+    def _stage(self, name: str) -> Iterator[None]:
+        self.progress(name, "")
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+    def _gate(
+        self,
+        candidate_id: int,
+        name: str,
+        passed: bool,
+        seconds: float,
+        reasons: tuple[str, ...] = (),
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        record = GateRecord(name, passed, seconds, reasons, detail or {})
+        self.gates.append(record)
+        self.ledger.add_gate(
+            candidate_id, name, passed, seconds, {"reasons": list(reasons), **record.detail}
+        )
+        self.progress(name, "passed" if passed else "; ".join(reasons) or "failed")
+
+    def _guard(self, candidate_id: int, patch: str) -> None:
+        start = time.perf_counter()
+        with self._stage("guard"):
+            result = check_patch(patch, self.protected)
+        reasons = tuple(f"{v.rule}: {v.detail}" for v in result.violations)
+        self._gate(candidate_id, "guard", result.passed, time.perf_counter() - start, reasons)
+        if not result.passed:
+            raise _Ended(_unsafe(*reasons))
+
+    @contextmanager
+    def _sides(self) -> Iterator[_Sides]:
+        with ExitStack() as stack:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="speedproof-")))
+            base = stack.enter_context(worktree(self.repo, self.base_rev)).path
+            cand = stack.enter_context(worktree(self.repo, self.base_rev)).path
+            yield _Sides(
+                baseline=Tree("baseline", base, base / self.target_rel, scratch / "baseline"),
+                candidate=Tree("candidate", cand, cand / self.target_rel, scratch / "candidate"),
+            )
+
+    def _apply(self, candidate_id: int, sides: _Sides, patch: str) -> None:
+        start = time.perf_counter()
+        with self._stage("apply"):
+            try:
+                applied = apply_patch(sides.candidate.worktree, patch)
+            except PatchError as exc:
+                self._gate(candidate_id, "apply", False, time.perf_counter() - start, (str(exc),))
+                raise _Ended(_failed(f"the patch does not apply: {exc}")) from exc
+            self.ledger.add_commands(
+                candidate_id, "apply", [(c.argv, c.returncode, None) for c in applied.commands]
+            )
+            self._gate(
+                candidate_id,
+                "apply",
+                True,
+                time.perf_counter() - start,
+                detail={"method": applied.method},
+            )
+            after = check_applied(sides.candidate.worktree, self.base_rev, self.protected)
+        reasons = tuple(f"{v.rule}: {v.detail}" for v in after.violations)
+        self._gate(candidate_id, "guard-applied", after.passed, 0.0, reasons)
+        if not after.passed:
+            raise _Ended(_unsafe(*reasons))
+
+    def _build(self, candidate_id: int, sides: _Sides) -> None:
+        with self._stage("build"):
+            base = self.toolchain.build(sides.baseline)
+            self._record_build(candidate_id, "build-baseline", base)
+            if not base.ok or base.program is None:
+                raise InfrastructureError(f"the baseline does not build:\n{base.log[-2000:]}")
+            cand = self.toolchain.build(sides.candidate)
+            self._record_build(candidate_id, "build", cand)
+        if not cand.ok or cand.program is None:
+            raise _Ended(_failed(f"the candidate does not build: {cand.log[-600:].strip()}"))
+        sides.programs = {"baseline": base.program, "candidate": cand.program}
+
+    def _record_build(self, candidate_id: int, name: str, result: BuildResult) -> None:
+        self.ledger.add_commands(candidate_id, name, [(c, None, None) for c in result.commands])
+        reasons = () if result.ok else (result.log[-600:].strip(),)
+        self._gate(
+            candidate_id, name, result.ok, result.duration_s, reasons, {"log": result.log[-4000:]}
+        )
+
+    def _tests(self, candidate_id: int, sides: _Sides) -> None:
+        start = time.perf_counter()
+        with self._stage("tests"):
+            result, base_run, cand_run = gate_tests(
+                self.toolchain,
+                sides.baseline,
+                sides.candidate,
+                revision=self.base_rev,
+                cache_dir=self.toolchain.context.caches,
+            )
+        detail = {
+            "baseline": base_run.describe(),
+            "candidate": cand_run.describe(),
+            "baseline_cached": base_run.cached,
+            "detail": list(result.detail),
+            "recovered_flaky": list(result.recovered_flaky),
+        }
+        self._gate(
+            candidate_id,
+            "tests",
+            result.passed,
+            time.perf_counter() - start,
+            result.reasons(),
+            detail,
+        )
+        if not result.passed:
+            raise _Ended(_failed(*result.reasons()))
+
+    def _behaviour(self, candidate_id: int, sides: _Sides) -> BehaviourResult:
+        start = time.perf_counter()
+        with self._stage("behaviour"):
+            result = check_behaviour(
+                sides.programs["baseline"],
+                sides.programs["candidate"],
+                self.manifest.workloads,
+                self.manifest.behaviour,
+                prefix=self.manifest.target.prefix,
+                sandbox=self.sandbox,
+                timeout_for=lambda w: w.timeout_s,
+            )
+        if result.status == "infrastructure":
+            raise InfrastructureError("; ".join(result.infrastructure_problems()))
+        self._gate(
+            candidate_id,
+            "behaviour",
+            result.matches,
+            time.perf_counter() - start,
+            result.candidate_differences(),
+            {"workloads": list(result.detail())},
+        )
+        if not result.matches:
+            raise _Ended(
+                Evidence(
+                    False, (), True, False, (), behaviour_detail=result.candidate_differences()
+                )
+            )
+        return result
+
+    # ----- measurement --------------------------------------------------------------------
+
+    def _measure(
+        self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult
+    ) -> tuple[Evidence, int]:
+        chosen = [w for w in self.manifest.workloads if w.tier == "representative"]
+        with self._stage("measure"):
+            measured = {w.id: self._series(candidate_id, sides, behaviour, w, 0) for w in chosen}
+            evidence = self._evidence_from(measured, sides)
+            rules = self.manifest.policy.rules()
+            series = 1
+            why = needs_confirmation(evidence, rules)
+            if why:
+                self.progress("confirm", " ".join(why))
+                for w in chosen:
+                    more = self._series(candidate_id, sides, behaviour, w, 1)
+                    measured[w.id] = measured[w.id].extend(more)
+                evidence = replace(self._evidence_from(measured, sides), series=2)
+                series = 2
+            evidence = self._holdout(candidate_id, sides, behaviour, measured, evidence)
+        return evidence, series
+
+    def _holdout(
+        self,
+        candidate_id: int,
+        sides: _Sides,
+        behaviour: BehaviourResult,
+        measured: dict[str, PairSeries],
+        evidence: Evidence,
+    ) -> Evidence:
+        """An accept stands only once the holdout workloads are measured and do not regress."""
+        holdout = [w for w in self.manifest.workloads if w.tier == "holdout"]
+        if not holdout or decide(evidence, self.manifest.policy.rules()).verdict != "accepted":
+            return evidence
+        self.progress("holdout", f"measuring {len(holdout)} holdout workload(s)")
+        for w in holdout:
+            measured[w.id] = self._series(candidate_id, sides, behaviour, w, 0)
+        return replace(self._evidence_from(measured, sides), series=evidence.series)
+
+    def _series(
+        self,
+        candidate_id: int,
+        sides: _Sides,
+        behaviour: BehaviourResult,
+        workload: Workload,
+        series: int,
+    ) -> PairSeries:
+        self.progress("measure", f"{workload.id}: {self.pairs} pairs (series {series + 1})")
+        prefix = tuple(self.manifest.target.prefix)
+        result = measure_pairs(
+            Invocation(sides.programs["baseline"], workload, prefix),
+            Invocation(sides.programs["candidate"], workload, prefix),
+            pairs=self.pairs,
+            sandbox=self.sandbox,
+            check=behaviour.check_for(workload.id),
+            timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
+            on_sample=self.on_sample,
+        )
+        self.ledger.add_samples(
+            candidate_id,
+            [
+                SampleRow(
+                    series,
+                    workload.id,
+                    s.side,
+                    s.pair_index,
+                    s.position,
+                    s.wall_s,
+                    s.cpu_s,
+                    s.max_rss_kib,
+                    s.exit_code,
+                    s.stdout_sha256,
+                )
+                for s in result.samples
+            ],
+        )
+        return result
+
+    def _evidence_from(self, measured: dict[str, PairSeries], sides: _Sides) -> Evidence:
+        tiers = {w.id: w.tier for w in self.manifest.workloads}
+        limit = self.manifest.policy.guardrail_limit_pct
+        comparisons: list[Comparison] = []
+        failures: list[str] = []
+        mismatches: list[str] = []
+        for workload_id, series in measured.items():
+            comparisons += series_comparisons(series, tier=tiers[workload_id], limit_pct=limit)
+            mismatches += [m.describe() for m in series.mismatches]
+            if series.measurement_error is not None:
+                failures.append(
+                    f"measurement of {workload_id} failed: {series.measurement_error.message}"
+                )
+        comparisons += self._size(sides)
+        return Evidence(
+            behaviour_matches=not mismatches,
+            failure_summary=tuple(failures),
+            safety_checks_passed=True,
+            representative_evidence=True,
+            comparisons=tuple(comparisons),
+            behaviour_detail=tuple(mismatches),
+        )
+
+    def _size(self, sides: _Sides) -> list[Comparison]:
+        base = sides.programs["baseline"].binary_size
+        cand = sides.programs["candidate"].binary_size
+        if base is None or cand is None:
+            return []
+        return [size_comparison(base, cand)]
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    return f"{type(exc).__name__}: {exc}"

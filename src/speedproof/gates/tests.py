@@ -1,0 +1,324 @@
+"""The test gate, relative to the baseline: a candidate answers only for what it broke.
+
+The target's suite runs once on the baseline revision (cached per revision) and once on the
+candidate. For every test the baseline passed:
+
+* the candidate fails or errors it   -> newly failing
+* the candidate skips it             -> newly skipped
+* the candidate does not run it      -> not run
+* a failure id the baseline does not have at all (a package that no longer builds, a module
+  that no longer imports)            -> newly failing
+
+Tests the baseline already failed, errored or skipped are never charged.
+
+Flakiness (ADR 0004). A newly failing or not-run test is re-checked for up to `flaky_retries`
+rounds; each round re-runs the open ids on the baseline, then on the candidate. The test is
+forgiven when
+
+* the baseline fails or errors it on a re-run: it is flaky on the unpatched code, so its failure
+  on the candidate says nothing about the patch; or
+* it did not run on the candidate's full run and passes when the candidate re-runs it: it was
+  cut short by something else (which is charged under its own name), not broken.
+
+A candidate's failure is *not* forgiven merely because the candidate passes on a re-run: a patch
+can introduce a race, and a test that fails one run in three on the candidate while the baseline
+passes every run is what such a race looks like. Skips are decided by code, not chance, and are
+not re-checked. Re-checks happen only when the candidate's run completed and at most
+`MAX_RECHECK` tests are suspect: a patch that breaks fifty tests is not unlucky.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import ClassVar
+
+from speedproof.errors import InfrastructureError
+from speedproof.toolchains.base import BAD, TestRun, Toolchain, Tree
+from speedproof.workspace.gitcmd import git_ok
+
+Rerun = Callable[[list[str]], TestRun]
+# Beyond this many suspect tests, no re-checks: rerunning them on both sides twice would cost
+# more than a suite run, and a patch that breaks 25 tests is broken, not unlucky.
+MAX_RECHECK = 25
+# Bumped whenever the cached file's meaning changes, so an old cache is never misread.
+CACHE_FORMAT = 1
+_NAMES_SHOWN = 20
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class TestGateResult:
+    __test__: ClassVar[bool] = False  # not a pytest test class, whatever its name says
+
+    passed: bool
+    newly_failing: tuple[str, ...]
+    newly_skipped: tuple[str, ...]
+    not_run: tuple[str, ...]
+    recovered_flaky: tuple[str, ...]
+    detail: tuple[str, ...]
+
+    def reasons(self) -> tuple[str, ...]:
+        """One line per kind of breakage, naming the tests: the candidate's failure summary."""
+        kinds = (
+            ("tests newly failing", self.newly_failing),
+            ("tests newly skipped", self.newly_skipped),
+            ("tests that passed on the baseline did not run", self.not_run),
+        )
+        return tuple(f"{label}: {_names(ids)}" for label, ids in kinds if ids)
+
+
+def _names(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:_NAMES_SHOWN])
+    more = len(ids) - _NAMES_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def baseline_problem(run: TestRun) -> str | None:
+    """Why a baseline run cannot anchor the gate, or None when it can."""
+    if run.timed_out:
+        return f"the baseline's tests never ran: {run.note}; raise [tests] timeout_s"
+    if not run.ran:
+        return f"the baseline's tests never ran: {run.note or 'no report'}"
+    if not run.outcomes:
+        what = " ".join(run.command)
+        return f"the baseline's tests never ran: `{what}` ran no test ({run.note or 'none found'})"
+    if not run.ids("passed"):
+        return (
+            f"the baseline passes none of its {len(run.outcomes)} tests, so the test gate would "
+            f"check nothing; first failure: {_first_failure(run)}"
+        )
+    return None
+
+
+def _first_failure(run: TestRun) -> str:
+    for test_id in sorted(run.failures):
+        return f"{test_id}: {run.failures[test_id][:500]}"
+    return run.log[-500:]
+
+
+def require_baseline_ran(run: TestRun) -> None:
+    problem = baseline_problem(run)
+    if problem:
+        raise InfrastructureError(problem)
+
+
+@dataclass
+class _Tally:
+    """What the re-runs of one suspect test showed, for the detail a person reads."""
+
+    baseline_runs: int = 0
+    baseline_bad: int = 0
+    candidate_runs: int = 0
+    candidate_passes: int = 0
+
+    def note(self, baseline: str | None, candidate: str | None) -> None:
+        self.baseline_runs += 1
+        self.baseline_bad += baseline in BAD
+        self.candidate_runs += 1
+        self.candidate_passes += candidate == "passed"
+
+    def describe(self) -> str:
+        if not self.baseline_runs:
+            return "not re-checked"
+        return (
+            f"re-runs: the baseline failed it {self.baseline_bad} of {self.baseline_runs}, "
+            f"the candidate passed it {self.candidate_passes} of {self.candidate_runs}"
+        )
+
+
+@dataclass
+class _Recheck:
+    suspects: list[str]
+    missing: set[str]
+    tallies: dict[str, _Tally] = field(default_factory=dict)
+    forgiven: dict[str, str] = field(default_factory=dict)
+
+    def round(self, rerun_baseline: Rerun, rerun_candidate: Rerun) -> None:
+        open_ids = [i for i in self.suspects if i not in self.forgiven]
+        base = rerun_baseline(open_ids)
+        if not base.ran:
+            raise InfrastructureError(f"re-running the baseline's tests failed: {base.note}")
+        cand = rerun_candidate(open_ids)
+        for test_id in open_ids:
+            b, c = base.outcomes.get(test_id), cand.outcomes.get(test_id)
+            self.tallies.setdefault(test_id, _Tally()).note(b, c)
+            if b in BAD:
+                self.forgiven[test_id] = "flaky: the baseline also fails it on a re-run"
+            elif test_id in self.missing and c == "passed":
+                self.forgiven[test_id] = "cut short: it passes when the candidate re-runs it"
+
+    def settled(self) -> bool:
+        return all(i in self.forgiven for i in self.suspects)
+
+
+def judge_tests(
+    baseline: TestRun,
+    candidate: TestRun,
+    *,
+    retries: int,
+    rerun_baseline: Rerun,
+    rerun_candidate: Rerun,
+) -> TestGateResult:
+    """The gate's verdict on one candidate's test run, re-checking suspects for flakiness."""
+    require_baseline_ran(baseline)
+    passing = baseline.ids("passed")
+    failing = [i for i in passing if candidate.outcomes.get(i) in BAD]
+    missing = [i for i in passing if i not in candidate.outcomes]
+    skipped = [i for i in passing if candidate.outcomes.get(i) == "skipped"]
+    appeared = [i for i in candidate.ids("failed", "error") if i not in baseline.outcomes]
+    detail: list[str] = []
+    if not candidate.ran:
+        detail.append(f"the candidate's test run did not complete: {candidate.note}")
+    recheck = _Recheck(suspects=failing + missing, missing=set(missing))
+    why_not = _no_recheck_reason(recheck.suspects, candidate, retries)
+    if why_not:
+        detail.append(why_not)
+    else:
+        for _ in range(retries):
+            if recheck.settled():
+                break
+            recheck.round(rerun_baseline, rerun_candidate)
+    detail += _describe(recheck, candidate, appeared, skipped)
+    newly_failing = tuple(sorted([i for i in failing if i not in recheck.forgiven] + appeared))
+    not_run = tuple(i for i in missing if i not in recheck.forgiven)
+    return TestGateResult(
+        passed=not (newly_failing or not_run or skipped),
+        newly_failing=newly_failing,
+        newly_skipped=tuple(skipped),
+        not_run=not_run,
+        recovered_flaky=tuple(sorted(recheck.forgiven)),
+        detail=tuple(detail),
+    )
+
+
+def _no_recheck_reason(suspects: Sequence[str], candidate: TestRun, retries: int) -> str | None:
+    if not suspects:
+        return None
+    if retries == 0:
+        return "no re-checks: [tests] flaky_retries = 0"
+    if not candidate.ran:
+        return "no re-checks: the candidate's run did not complete"
+    if len(suspects) > MAX_RECHECK:
+        return f"no re-checks: {len(suspects)} suspect tests is more than {MAX_RECHECK}"
+    return None
+
+
+def _describe(
+    recheck: _Recheck, candidate: TestRun, appeared: Sequence[str], skipped: Sequence[str]
+) -> list[str]:
+    lines = []
+    for test_id in recheck.suspects:
+        tally = recheck.tallies.get(test_id, _Tally()).describe()
+        if test_id in recheck.forgiven:
+            lines.append(f"{test_id}: not charged, {recheck.forgiven[test_id]} ({tally})")
+            continue
+        said = candidate.failures.get(test_id, "").strip()[:300]
+        what = "did not run" if test_id in recheck.missing else "failed"
+        lines.append(f"{test_id}: passed on the baseline, {what} on the candidate ({tally})")
+        if said:
+            lines.append(f"  {said}")
+    for test_id in appeared:
+        said = candidate.failures.get(test_id, "").strip()[:300]
+        lines.append(f"{test_id}: a failure the baseline does not have: {said}")
+    for test_id in skipped:
+        said = candidate.failures.get(test_id, "").strip()[:300]
+        lines.append(f"{test_id}: passed on the baseline, skipped on the candidate: {said}")
+    return lines
+
+
+def baseline_cache_key(toolchain: Toolchain, revision: str) -> str:
+    """What a cached baseline run depends on: the revision, how tests run, and with what."""
+    manifest = toolchain.manifest
+    material = {
+        "format": CACHE_FORMAT,
+        "revision": revision,
+        "tests": manifest.tests.model_dump(mode="json"),
+        # How the target is found and run by its tests (source roots, interpreter, package),
+        # and what the sandbox lets through, change outcomes as much as the tests table does.
+        "target": manifest.target.model_dump(mode="json"),
+        "sandbox": manifest.sandbox.model_dump(mode="json"),
+        "versions": toolchain.versions(),
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def _read_cache(path: Path, key: str) -> TestRun | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("key") != key:
+            return None
+        return replace(TestRun.from_json(data["run"]), cached=True)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        # A missing, torn or foreign file: run the tests again rather than trust it.
+        return None
+
+
+def _write_cache(path: Path, key: str, revision: str, run: TestRun) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"key": key, "revision": revision, "run": run.to_json()}
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(record, out, indent=1, sort_keys=True)
+    # Atomic: a reader sees the old file or the new one, never half of one.
+    os.replace(temporary, path)
+
+
+def run_baseline_tests(
+    toolchain: Toolchain, tree: Tree, *, revision: str, cache_dir: Path
+) -> TestRun:
+    """The baseline's test run, from `cache_dir` when this revision ran the same way before.
+
+    `revision` must be the full sha the baseline worktree has checked out (it is checked). A
+    run that cannot anchor the gate raises InfrastructureError and is never cached.
+    """
+    if not _FULL_SHA.fullmatch(revision):
+        raise InfrastructureError(f"the baseline revision must be a full sha, not {revision!r}")
+    head = git_ok(tree.worktree, "rev-parse", "HEAD").decode().strip()
+    if head != revision:
+        raise InfrastructureError(f"the baseline worktree is at {head}, not at {revision}")
+    key = baseline_cache_key(toolchain, revision)
+    path = cache_dir / "baseline-tests" / f"{revision}-{key[:16]}.json"
+    cached = _read_cache(path, key)
+    if cached is not None:
+        return cached
+    run = toolchain.run_tests(tree)
+    require_baseline_ran(run)
+    _write_cache(path, key, revision, run)
+    return run
+
+
+def rerun_on(toolchain: Toolchain, tree: Tree) -> Rerun:
+    """Re-run selected test ids on one side (go: `-run '^Name$'` per package; pytest: node ids)."""
+
+    def rerun(ids: list[str]) -> TestRun:
+        return toolchain.run_tests(tree, only=ids)
+
+    return rerun
+
+
+def gate_tests(
+    toolchain: Toolchain,
+    baseline: Tree,
+    candidate: Tree,
+    *,
+    revision: str,
+    cache_dir: Path,
+) -> tuple[TestGateResult, TestRun, TestRun]:
+    """Baseline (cached), candidate, verdict: the whole test gate for one candidate."""
+    base_run = run_baseline_tests(toolchain, baseline, revision=revision, cache_dir=cache_dir)
+    cand_run = toolchain.run_tests(candidate)
+    result = judge_tests(
+        base_run,
+        cand_run,
+        retries=toolchain.manifest.tests.flaky_retries,
+        rerun_baseline=rerun_on(toolchain, baseline),
+        rerun_candidate=rerun_on(toolchain, candidate),
+    )
+    return result, base_run, cand_run

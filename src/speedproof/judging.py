@@ -1,0 +1,59 @@
+"""`speedproof judge`: load the manifest, make the sandbox, open the ledger, judge one patch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from speedproof.errors import InfrastructureError
+from speedproof.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.ledger import Ledger
+from speedproof.manifest import load_manifest
+from speedproof.sandbox import make_sandbox
+from speedproof.view import LiveProgress, render_outcome
+
+LEDGER_FOLDER = ".speedproof"
+
+
+def read_patch(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise InfrastructureError(f"cannot read the patch {path}: {exc.strerror}") from exc
+
+
+def judge_patch(
+    patch: Path,
+    manifest: Path,
+    *,
+    repo: Path | None = None,
+    base: str = "HEAD",
+    pairs: int | None = None,
+    ledger_dir: Path | None = None,
+    allow_unsandboxed: bool = False,
+    quiet: bool = False,
+) -> Outcome:
+    loaded = load_manifest(manifest)
+    text = read_patch(patch)
+    sandbox = make_sandbox(allow_unsandboxed=allow_unsandboxed)
+    console = Console(stderr=True, quiet=quiet)
+    if sandbox.name == "none":
+        console.print("[bold yellow]warning:[/] running UNSANDBOXED (--no-sandbox); recorded.")
+    folder = ledger_dir or loaded.root / LEDGER_FOLDER
+    options = JudgeOptions(repo=repo, base=base, pairs=pairs)
+    with Ledger.in_folder(folder) as ledger, LiveProgress(console) as progress:
+        judge = Judge(
+            loaded,
+            sandbox=sandbox,
+            ledger=ledger,
+            options=options,
+            progress=progress.stage,
+            on_sample=progress.sample,
+        )
+        outcome = judge.judge(text)
+    if not quiet:
+        # Wide enough for the comparison table when stdout is a file or a pipe (rich's 80).
+        out = Console()
+        render_outcome(outcome, out if out.is_terminal else Console(width=150))
+    return outcome

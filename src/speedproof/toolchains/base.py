@@ -1,0 +1,368 @@
+"""What every toolchain shares: the tree it works on, its results, and how it runs commands.
+
+A toolchain is two halves chosen independently: a *builder* picked by `[target] language` (go,
+python, command) and a *test runner* picked by `[tests] runner` (go, pytest, command), so a Go
+program tested by a shell script is as ordinary as a Python one tested by pytest.
+
+Every build and every test run goes through the sandbox with an environment built from scratch
+(`build_env`): the manifest's `env_allow` plus the toolchain's own variables, nothing inherited.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol, cast, get_args
+
+from speedproof.errors import InfrastructureError
+from speedproof.manifest import Manifest
+from speedproof.measure.process import ProcessResult, run_process
+from speedproof.program import Program, Side
+from speedproof.sandbox import Sandbox, SandboxSpec, build_env
+
+Outcome = Literal["passed", "failed", "skipped", "error"]
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+# Outcomes that count as "did not pass because something went wrong" (a skip is not one).
+BAD: frozenset[str] = frozenset({"failed", "error"})
+
+# A build that takes longer than 15 minutes is hung, not slow: the largest Go CLI we know of
+# (gojq, gron, scc) builds cold in under 60 s on two cores.
+BUILD_TIMEOUT_S = 900.0
+# Version probes run our own tools with no target code; 60 s covers a cold disk.
+PROBE_TIMEOUT_S = 60.0
+# Logs are for people and the ledger; the last 200 000 characters hold the failures.
+LOG_LIMIT = 200_000
+# One failing test's own output, kept for the proposer and the report.
+FAILURE_LIMIT = 4_000
+
+
+def default_cache_dir() -> Path:
+    """Where speedproof keeps caches shared across runs: $SPEEDPROOF_CACHE_DIR, else XDG."""
+    explicit = os.environ.get("SPEEDPROOF_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "speedproof"
+
+
+def clip(text: str, limit: int = LOG_LIMIT) -> str:
+    """The end of `text`: failures and summaries come last in every tool's output."""
+    if len(text) <= limit:
+        return text
+    return f"[{len(text) - limit} earlier characters dropped]\n" + text[-limit:]
+
+
+def process_log(result: ProcessResult) -> str:
+    """stdout then stderr of one command, decoded, with a line saying how it ended."""
+    parts = [result.stdout.decode(errors="replace"), result.stderr.decode(errors="replace")]
+    text = "".join(part if part.endswith("\n") or not part else part + "\n" for part in parts)
+    return text + ended(result) + "\n"
+
+
+def ended(result: ProcessResult) -> str:
+    if result.timed_out:
+        return f"(killed after {result.wall_s:.1f} s: timed out)"
+    return f"(exit {result.exit_code} after {result.wall_s:.2f} s)"
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One side's checkout: the git worktree, the target folder in it, and a build folder.
+
+    `out` holds what a build produces (binaries, byte-code, test reports). It must lie outside
+    the worktree so that nothing speedproof writes can show up in what git says the patch changed.
+    """
+
+    side: Side
+    worktree: Path
+    root: Path
+    out: Path
+
+    def checked(self) -> Tree:
+        worktree, root, out = self.worktree.resolve(), self.root.resolve(), self.out.resolve()
+        if not root.is_relative_to(worktree):
+            raise InfrastructureError(f"target folder {root} is not inside the worktree {worktree}")
+        if out.is_relative_to(worktree):
+            raise InfrastructureError(
+                f"build folder {out} must lie outside the worktree {worktree}"
+            )
+        out.mkdir(parents=True, exist_ok=True)
+        return Tree(side=self.side, worktree=worktree, root=root, out=out)
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    ok: bool
+    program: Program | None
+    log: str
+    duration_s: float
+    commands: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """Per-test outcomes of one run. A test id missing from `outcomes` did not run.
+
+    `ran` is False when the run produced no trustworthy report (no report file, an unparsable
+    one, a timeout, a runner that could not start); `note` then says why in words.
+    """
+
+    __test__: ClassVar[bool] = False  # not a pytest test class, whatever its name says
+
+    outcomes: dict[str, Outcome]
+    ran: bool
+    log: str
+    duration_s: float
+    command: tuple[str, ...]
+    timed_out: bool = False
+    note: str = ""
+    # The output of each test that did not pass, clipped: what a person or a proposer reads.
+    failures: dict[str, str] = field(default_factory=dict)
+    cached: bool = False
+
+    def ids(self, *wanted: Outcome) -> tuple[str, ...]:
+        return tuple(sorted(i for i, o in self.outcomes.items() if o in wanted))
+
+    def counts(self) -> dict[str, int]:
+        return {name: sum(1 for o in self.outcomes.values() if o == name) for name in OUTCOMES}
+
+    def describe(self) -> str:
+        """`12 passed, 1 failed, 0 skipped, 0 error in 1.42 s` or why the run did not happen."""
+        if not self.ran:
+            return f"did not run: {self.note or 'no report'}"
+        counts = ", ".join(f"{n} {name}" for name, n in self.counts().items())
+        return f"{counts} in {self.duration_s:.2f} s"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcomes": dict(sorted(self.outcomes.items())),
+            "ran": self.ran,
+            "log": self.log,
+            "duration_s": self.duration_s,
+            "command": list(self.command),
+            "timed_out": self.timed_out,
+            "note": self.note,
+            "failures": dict(sorted(self.failures.items())),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TestRun:
+        """Rebuild a run from `to_json`; anything malformed is a ValueError, never a guess."""
+        outcomes = data["outcomes"]
+        if not isinstance(outcomes, dict) or any(o not in OUTCOMES for o in outcomes.values()):
+            raise ValueError("outcomes must map test ids to passed/failed/skipped/error")
+        return cls(
+            outcomes={str(k): cast(Outcome, v) for k, v in outcomes.items()},
+            ran=bool(data["ran"]),
+            log=str(data["log"]),
+            duration_s=float(data["duration_s"]),
+            command=tuple(str(a) for a in data["command"]),
+            timed_out=bool(data["timed_out"]),
+            note=str(data["note"]),
+            failures={str(k): str(v) for k, v in dict(data["failures"]).items()},
+        )
+
+
+def merge_runs(runs: Sequence[TestRun]) -> TestRun:
+    """Several invocations (a re-run split by package, say) seen as one run."""
+    if len(runs) == 1:
+        return runs[0]
+    outcomes: dict[str, Outcome] = {}
+    failures: dict[str, str] = {}
+    for run in runs:
+        outcomes.update(run.outcomes)
+        failures.update(run.failures)
+    return TestRun(
+        outcomes=outcomes,
+        ran=all(r.ran for r in runs),
+        log=clip("".join(r.log for r in runs)),
+        duration_s=sum(r.duration_s for r in runs),
+        command=runs[0].command if runs else (),
+        timed_out=any(r.timed_out for r in runs),
+        note="; ".join(r.note for r in runs if r.note),
+        failures=failures,
+    )
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every builder and runner of one target shares: manifest, sandbox, cache folder."""
+
+    manifest: Manifest
+    sandbox: Sandbox
+    caches: Path
+    build_timeout_s: float = BUILD_TIMEOUT_S
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        return build_env(self.manifest.sandbox.env_allow, extra)
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        writable: Sequence[Path],
+        env: Mapping[str, str],
+        timeout_s: float,
+    ) -> ProcessResult:
+        """Run one build or test command in the sandbox, writes confined to `writable`."""
+        for folder in writable:
+            # bubblewrap can only bind folders that exist.
+            folder.mkdir(parents=True, exist_ok=True)
+        spec = SandboxSpec(
+            writable=tuple(dict.fromkeys(writable)),
+            env=dict(env),
+            network=self.manifest.sandbox.network,
+        )
+        return run_process(argv, cwd=cwd, sandbox=self.sandbox, spec=spec, timeout_s=timeout_s)
+
+    def program(
+        self, tree: Tree, argv: Sequence[str], extra: Mapping[str, str] | None = None
+    ) -> Program:
+        """The built target: it may write its worktree and its build folder, nothing else.
+
+        The build folder is writable (not merely visible) because the sandbox mounts a private
+        /tmp and only bound folders survive it; a build folder under /tmp would otherwise vanish.
+        """
+        return Program(
+            side=tree.side,
+            root=tree.root,
+            argv=tuple(argv),
+            env=self.env(extra),
+            writable=(tree.worktree, tree.out),
+            network=self.manifest.sandbox.network,
+        )
+
+
+class Builder(Protocol):
+    def build(self, tree: Tree) -> BuildResult: ...
+
+    def versions(self) -> dict[str, str]: ...
+
+
+class TestRunner(Protocol):
+    def run_tests(self, tree: Tree, only: Sequence[str] | None = None) -> TestRun: ...
+
+    def versions(self) -> dict[str, str]: ...
+
+
+class Toolchain(Protocol):
+    """Builds a tree into a `Program` and runs its tests; `only` re-runs selected test ids."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    def build(self, tree: Tree) -> BuildResult: ...
+
+    def run_tests(self, tree: Tree, only: Sequence[str] | None = None) -> TestRun: ...
+
+    def versions(self) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class TargetToolchain:
+    """A builder and a test runner behind one face; what `toolchain_for` returns."""
+
+    manifest: Manifest
+    context: Context
+    builder: Builder
+    tests: TestRunner
+
+    def build(self, tree: Tree) -> BuildResult:
+        return self.builder.build(tree.checked())
+
+    def run_tests(self, tree: Tree, only: Sequence[str] | None = None) -> TestRun:
+        if only is not None and not only:
+            return TestRun(outcomes={}, ran=True, log="", duration_s=0.0, command=())
+        return self.tests.run_tests(tree.checked(), only)
+
+    def versions(self) -> dict[str, str]:
+        found = {**self.builder.versions(), **self.tests.versions()}
+        found["sandbox"] = self.context.sandbox.name
+        return dict(sorted(found.items()))
+
+
+def probe(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> str:
+    """Run one of our own tools outside the sandbox (no target code) and return its stdout."""
+    try:
+        done = subprocess.run(
+            list(argv),
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+            env=None if env is None else dict(env),
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InfrastructureError(f"`{' '.join(argv)}` could not run: {exc}") from exc
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
+        raise InfrastructureError(f"`{' '.join(argv)}` failed: {said}")
+    return done.stdout.decode(errors="replace").strip()
+
+
+def resolve_interpreter(manifest: Manifest) -> tuple[Path, str]:
+    """The Python that builds and tests: the manifest's `interpreter`, else our own.
+
+    Returns the path (symlinks kept: a venv's `bin/python` is what makes it that venv) and where
+    the choice came from, for the ledger.
+    """
+    named = manifest.target.interpreter
+    if named is None:
+        if not sys.executable:
+            raise InfrastructureError("cannot tell which Python is running speedproof")
+        return Path(sys.executable), "speedproof's own interpreter"
+    if os.path.isabs(named):
+        path: str | None = named if os.access(named, os.X_OK) else None
+    elif "/" in named:
+        raise InfrastructureError(
+            f"interpreter {named!r}: give an absolute path or a name on PATH, not a relative path"
+        )
+    else:
+        path = shutil.which(named)
+    if path is None:
+        raise InfrastructureError(f"the manifest's interpreter {named!r} was not found")
+    return Path(path), "the manifest's interpreter"
+
+
+def safe_name(name: str) -> str:
+    """A target name usable as a file name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip(".") or "target"
+
+
+def toolchain_for(
+    manifest: Manifest, sandbox: Sandbox, *, caches: Path | None = None
+) -> TargetToolchain:
+    """The builder for `[target] language` joined to the runner for `[tests] runner`.
+
+    The sandbox is required, not defaulted: running a candidate unsandboxed is the user's
+    explicit choice (`make_sandbox(allow_unsandboxed=True)`), never this function's.
+    """
+    # Imported here: the language modules import this one for the shared types.
+    from speedproof.toolchains.command import CommandBuilder, CommandTests
+    from speedproof.toolchains.go import GoBuilder, GoTests, GoTool
+    from speedproof.toolchains.python import PytestTests, PythonBuilder, PythonTool
+
+    context = Context(manifest=manifest, sandbox=sandbox, caches=caches or default_cache_dir())
+    builder: Builder
+    language = manifest.target.language
+    if language == "go":
+        builder = GoBuilder(context, GoTool.locate())
+    elif language == "python":
+        builder = PythonBuilder(context, PythonTool.for_manifest(manifest))
+    else:
+        builder = CommandBuilder(context)
+    tests: TestRunner
+    runner = manifest.tests.runner
+    if runner == "go":
+        tests = GoTests(context, GoTool.locate())
+    elif runner == "pytest":
+        tests = PytestTests(context, PythonTool.for_manifest(manifest))
+    else:
+        tests = CommandTests(context)
+    return TargetToolchain(manifest=manifest, context=context, builder=builder, tests=tests)
