@@ -447,34 +447,24 @@ class Judge:
     ) -> PairSeries:
         self.progress("measure", f"{workload.id}: {self.pairs} pairs (series {series + 1})")
         prefix = tuple(self.manifest.target.prefix)
-        result = measure_pairs(
+
+        def record(sample: Sample) -> None:
+            # Each sample is committed as it is taken, so a crash or Ctrl-C keeps every run so
+            # far. Outside the timed region: the runner calls back between runs.
+            if not sample.warmup:
+                self.ledger.add_samples(candidate_id, [_row(series, workload.id, sample)])
+            if self.on_sample is not None:
+                self.on_sample(sample)
+
+        return measure_pairs(
             Invocation(sides.programs["baseline"], workload, prefix),
             Invocation(sides.programs["candidate"], workload, prefix),
             pairs=self.pairs,
             sandbox=self.sandbox,
             check=behaviour.check_for(workload.id),
             timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
-            on_sample=self.on_sample,
+            on_sample=record,
         )
-        self.ledger.add_samples(
-            candidate_id,
-            [
-                SampleRow(
-                    series,
-                    workload.id,
-                    s.side,
-                    s.pair_index,
-                    s.position,
-                    s.wall_s,
-                    s.cpu_s,
-                    s.max_rss_kib,
-                    s.exit_code,
-                    s.stdout_sha256,
-                )
-                for s in result.samples
-            ],
-        )
-        return result
 
     def _evidence_from(self, measured: dict[str, PairSeries], sides: _Sides) -> Evidence:
         tiers = {w.id: w.tier for w in self.manifest.workloads}
@@ -505,6 +495,21 @@ class Judge:
         if base is None or cand is None:
             return []
         return [size_comparison(base, cand)]
+
+
+def _row(series: int, workload: str, s: Sample) -> SampleRow:
+    return SampleRow(
+        series,
+        workload,
+        s.side,
+        s.pair_index,
+        s.position,
+        s.wall_s,
+        s.cpu_s,
+        s.max_rss_kib,
+        s.exit_code,
+        s.stdout_sha256,
+    )
 
 
 def _error_text(exc: BaseException) -> str:

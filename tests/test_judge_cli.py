@@ -1,0 +1,163 @@
+"""The `speedproof judge` command as a user runs it: exit codes, JSON, ledger, Ctrl-C, sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from speedproof.examples import get_example, materialise
+
+SPEEDPROOF = [sys.executable, "-m", "speedproof"]
+
+
+@pytest.fixture(scope="module")
+def logstat(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return materialise(get_example("logstat"), tmp_path_factory.mktemp("cli"))
+
+
+def _patch(name: str) -> Path:
+    return get_example("logstat").folder / "patches" / name
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*SPEEDPROOF, *args], capture_output=True, text=True, timeout=600, env=env, check=False
+    )
+
+
+def _worktrees(repo: Path) -> list[str]:
+    out = subprocess.run(
+        ["git", "worktree", "list", "--porcelain"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [line for line in out.splitlines() if line.startswith("worktree ")]
+
+
+def test_a_rejected_attack_exits_1_with_the_json_fields(logstat: Path, tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger"
+    done = _run(
+        "judge",
+        str(_patch("attack-edit-test.patch")),
+        "-m",
+        str(logstat),
+        "--json",
+        "--ledger",
+        str(ledger),
+    )
+    assert done.returncode == 1, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["verdict"] == "rejected"
+    assert {"verdict", "reasons", "rests_on", "gates", "comparisons", "ledger_id"} <= set(answer)
+    assert answer["gates"][0]["name"] == "guard"
+    listed = _run("ledger", "list", "--ledger", str(ledger), "--json")
+    assert json.loads(listed.stdout)[0]["status"] == "rejected"
+    shown = _run("ledger", "show", str(answer["ledger_id"]), "--ledger", str(ledger), "--json")
+    assert "main_test.go" in json.loads(shown.stdout)["diff"] or "_test.go" in shown.stdout
+
+
+def test_an_accepted_speedup_exits_0_and_names_its_workload(logstat: Path, tmp_path: Path) -> None:
+    done = _run(
+        "judge",
+        str(_patch("speedup-hoist-regexp.patch")),
+        "-m",
+        str(logstat),
+        "--pairs",
+        "8",
+        "--json",
+        "--ledger",
+        str(tmp_path),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["verdict"] == "accepted"
+    assert answer["rests_on"] in {"shop-day", "api-day-slow"}
+    figures = [c["figure"] for c in answer["comparisons"] if c["workload"] == answer["rests_on"]]
+    assert any("n=8" in f for f in figures)
+
+
+def test_a_malformed_manifest_exits_3_naming_the_key_and_line(tmp_path: Path) -> None:
+    manifest = tmp_path / "speedproof.toml"
+    manifest.write_text('[target]\nname = "x"\nlanguage = "rust"\n[tests]\nrunner = "go"\n')
+    done = _run("manifest", "validate", str(manifest))
+    assert done.returncode == 3
+    assert "target.language" in done.stderr and "line 3" in done.stderr
+
+
+def test_without_bubblewrap_judging_stops_unless_asked_to_run_unsandboxed(
+    logstat: Path, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("git", "patch"):
+        (bin_dir / tool).symlink_to(f"/usr/bin/{tool}")
+    env = {**os.environ, "PATH": str(bin_dir)}
+    args = [
+        "judge",
+        str(_patch("attack-lockfile.patch")),
+        "-m",
+        str(logstat),
+        "--json",
+        "--ledger",
+        str(tmp_path / "ledger"),
+    ]
+    refused = _run(*args, env=env)
+    assert refused.returncode == 3
+    assert "bubblewrap" in refused.stderr and "--no-sandbox" in refused.stderr
+    unsandboxed = _run(*args, "--no-sandbox", env=env)
+    assert unsandboxed.returncode == 1
+    assert json.loads(unsandboxed.stdout)["sandbox"] == "none"
+    with sqlite3.connect(tmp_path / "ledger" / "ledger.sqlite") as db:
+        assert db.execute("SELECT sandbox FROM candidates").fetchall() == [("none",)]
+
+
+def test_ctrl_c_mid_measurement_leaves_no_worktree_and_records_the_interruption(
+    logstat: Path, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger"
+    proc = subprocess.Popen(
+        [
+            *SPEEDPROOF,
+            "judge",
+            str(_patch("noop-comment.patch")),
+            "-m",
+            str(logstat),
+            "--pairs",
+            "400",
+            "--ledger",
+            str(ledger),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    database = ledger / "ledger.sqlite"
+    for _ in range(1200):
+        if database.exists() and _samples(database) > 0:
+            break
+        time.sleep(0.1)
+    assert len(_worktrees(logstat)) == 3, "judging never got to measuring"
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    assert proc.returncode != 0
+    assert len(_worktrees(logstat)) == 1
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT error FROM verdicts").fetchall() == [("interrupted",)]
+        assert db.execute("SELECT COUNT(*) FROM samples").fetchone()[0] > 0
+
+
+def _samples(database: Path) -> int:
+    try:
+        with sqlite3.connect(database) as db:
+            return int(db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0

@@ -1,0 +1,103 @@
+"""End to end: every bundled patch of every example comes to the verdict its kind demands.
+
+Real git repositories, real `go build` and pytest, real bubblewrap, real timed pairs. The speedups
+cut wall time by 20 % or more, so 12 pairs a workload are plenty to see them; fewer pairs than
+the manifest's 25 keep the suite inside its time budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from speedproof.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.examples import Example, expectation, find_examples, materialise, meets
+from speedproof.judging import read_patch
+from speedproof.ledger import Ledger
+from speedproof.manifest import load_manifest
+from speedproof.sandbox import make_sandbox
+
+PAIRS = 12
+BUILD_GATES = {"build-baseline", "build", "tests", "behaviour"}
+
+CASES = [
+    pytest.param(example, patch, id=f"{example.name}/{patch.stem}")
+    for example in find_examples()
+    for patch in example.patches
+]
+
+
+class _Target:
+    def __init__(self, root: Path, ledger: Ledger) -> None:
+        self.root = root
+        self.ledger = ledger
+
+    def judge(self, patch: Path) -> Outcome:
+        judge = Judge(
+            load_manifest(self.root),
+            sandbox=make_sandbox(),
+            ledger=self.ledger,
+            options=JudgeOptions(pairs=PAIRS),
+        )
+        return judge.judge(read_patch(patch))
+
+
+@pytest.fixture(scope="module")
+def targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, _Target]]:
+    folder = tmp_path_factory.mktemp("examples")
+    ledger = Ledger.in_folder(folder / "ledger")
+    yield {e.name: _Target(materialise(e, folder), ledger) for e in find_examples()}
+    ledger.close()
+
+
+def test_there_are_two_examples_with_every_kind_of_patch() -> None:
+    examples = find_examples()
+    assert {e.name for e in examples} >= {"logstat", "textstat"}
+    for example in examples:
+        kinds = {expectation(p) for p in example.patches}
+        assert kinds == {"accepted", "not-accepted", "rejected-or-inconclusive", "rejected"}, (
+            example.name
+        )
+        names = {p.stem for p in example.patches}
+        for attack in (
+            "edit-test",
+            "edit-testdata",
+            "lockfile",
+            "skip-marker",
+            "header-trick",
+            "symlink",
+            "edit-workload-input",
+            "edit-manifest",
+        ):
+            assert f"attack-{attack}" in names, (example.name, attack)
+
+
+@pytest.mark.parametrize(("example", "patch"), CASES)
+def test_each_bundled_patch_gets_the_verdict_its_kind_demands(
+    example: Example, patch: Path, targets: dict[str, _Target]
+) -> None:
+    outcome = targets[example.name].judge(patch)
+    verdict = outcome.verdict
+    expected = expectation(patch)
+    assert meets(expected, verdict.verdict), (verdict.verdict, verdict.reasons)
+    gates = {g.name for g in outcome.gates}
+    kind = patch.stem.split("-")[0]
+    if kind == "attack":
+        assert not gates & BUILD_GATES, f"an attack reached {gates & BUILD_GATES}"
+        assert verdict.reasons[0].startswith("safety checks failed")
+    if kind == "behaviour":
+        assert verdict.reasons[0].startswith("behaviour changed"), verdict.reasons
+    if patch.stem.startswith("breaks-test"):
+        assert "tests newly failing" in verdict.reasons[0], verdict.reasons
+    if kind == "speedup":
+        assert verdict.rests_on is not None
+        rests = next(
+            c for c in outcome.comparisons if c.workload == verdict.rests_on and c.metric == "wall"
+        )
+        assert rests.improvement_pct >= 10.0, rests.render()
+        assert rests.significant
+    record = targets[example.name].ledger.show(outcome.ledger_id)
+    assert record["verdict"]["verdict"] == verdict.verdict
+    assert record["diff"].strip() == read_patch(patch).strip()
