@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 SYSTEM_PACKAGES := git patch valgrind bwrap
-APT_PACKAGES := git patch valgrind bubblewrap
+APT_PACKAGES := git patch valgrind bubblewrap libseccomp2
 
 .PHONY: setup system venv demo test test-slow lint typecheck unit bench clean
 
@@ -13,6 +13,7 @@ setup: system venv
 # Debian packages: installed only when a command is missing, so a prepared machine pays nothing.
 system:
 	@missing=""; for c in $(SYSTEM_PACKAGES); do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing="$$missing libseccomp2"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system packages (missing:$$missing)"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \

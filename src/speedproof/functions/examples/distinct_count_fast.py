@@ -1,0 +1,2 @@
+def solve(xs: list[int], m: int) -> int:
+    return len({x % m for x in xs})

@@ -1,0 +1,191 @@
+"""Cachegrind instruction counts of a function, whole-process and function-only.
+
+Each measurement is the harness run under `setarch -R valgrind --tool=cachegrind --cache-sim=no`
+inside the sandbox, with PYTHONHASHSEED=0; the count is the `summary:` line of the Cachegrind
+output, which reaches this process through a pipe (`--cachegrind-out-file=/proc/self/fd/N`), so
+nothing in the sandbox is writable but its tmpfs /tmp.
+
+Function-only counts (ADR 0010): a second run, the calibration, does everything the measured run
+does — interpreter start, job parsing, compiling and defining the function, deep-copying every
+input, checking and serialising the same output and arguments — except the call, reporting the
+reference's outputs instead. Whole minus calibration is the cost of the calls. Every count is
+taken `runs` times and must repeat exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from speedproof.errors import InfrastructureError
+from speedproof.functions.case import Json
+from speedproof.functions.jobs import HarnessRun, Mode, job_document, run_harness
+from speedproof.functions.sandbox import Limits, SandboxConfig
+
+
+class MeasurementError(InfrastructureError):
+    """Cachegrind ran but its output is missing or not what this module can read."""
+
+
+def cachegrind_wrapper() -> tuple[str, ...]:
+    """The command prefix that runs the harness under Cachegrind without address randomisation."""
+    return (
+        "setarch",
+        platform.machine(),
+        "-R",
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--branch-sim=no",
+        "-q",
+        "--cachegrind-out-file=/proc/self/fd/{side_fd}",
+    )
+
+
+def parse_total_ir(text: str) -> int:
+    """Total Ir from a Cachegrind output file: its `events:` must be Ir alone, one `summary:`."""
+    events = [line for line in text.splitlines() if line.startswith("events:")]
+    summaries = [line for line in text.splitlines() if line.startswith("summary:")]
+    if len(events) != 1 or events[0].split()[1:] != ["Ir"]:
+        raise MeasurementError(f"cachegrind output has events {events!r}, expected one 'Ir'")
+    if len(summaries) != 1:
+        raise MeasurementError(f"cachegrind output has {len(summaries)} summary lines, not 1")
+    fields = summaries[0].split()[1:]
+    if len(fields) != 1 or not fields[0].isdigit():
+        raise MeasurementError(f"unreadable cachegrind summary {summaries[0]!r}")
+    return int(fields[0])
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """What to measure: a function on the benchmark inputs, with the reference's results."""
+
+    source: str
+    function_name: str
+    inputs: list[list[Json]]
+    expected: list[list[Json]]
+
+    def job(self, mode: Mode) -> bytes:
+        return job_document(
+            self.source, self.function_name, self.inputs, mode=mode, expected=self.expected
+        )
+
+
+@dataclass(frozen=True)
+class IrRun:
+    """One Cachegrind run: the harness's classified result and the count when it completed."""
+
+    run: HarnessRun
+    ir: int | None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """`runs` measured and `runs` calibration counts of one function."""
+
+    measured: tuple[IrRun, ...]
+    calibration: tuple[IrRun, ...]
+
+    @property
+    def failed(self) -> IrRun | None:
+        """The first run that did not complete with a count, if any."""
+        for item in (*self.measured, *self.calibration):
+            if item.ir is None or item.run.status != "ok":
+                return item
+        return None
+
+    @property
+    def stable(self) -> bool:
+        """Every measured count equal, and every calibration count equal."""
+        whole = {item.ir for item in self.measured}
+        fixed = {item.ir for item in self.calibration}
+        return len(whole) == 1 and len(fixed) == 1 and None not in whole | fixed
+
+    @property
+    def whole_ir(self) -> int:
+        """Whole-process count of the measured run."""
+        return _count(self.measured[0])
+
+    @property
+    def calibration_ir(self) -> int:
+        """Whole-process count of the calibration run: everything but the calls."""
+        return _count(self.calibration[0])
+
+    @property
+    def function_ir(self) -> int:
+        """Instructions spent in the calls: measured minus calibration."""
+        return self.whole_ir - self.calibration_ir
+
+
+def _count(item: IrRun) -> int:
+    if item.ir is None:
+        raise MeasurementError("no instruction count for this run")
+    return item.ir
+
+
+def measure_once(spec: MeasureSpec, mode: Mode, limits: Limits, config: SandboxConfig) -> IrRun:
+    """One Cachegrind run of the harness in the sandbox."""
+    run = run_harness(
+        spec.job(mode), limits=limits.for_valgrind(), config=config, wrapper=cachegrind_wrapper()
+    )
+    if run.status != "ok":
+        return IrRun(run, None)
+    return IrRun(run, parse_total_ir(run.outcome.side.decode("utf-8", "replace")))
+
+
+_CACHE: dict[str, Measurement] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _cache_key(spec: MeasureSpec, runs: int, limits: Limits, config: SandboxConfig) -> str:
+    digest = hashlib.sha256(spec.job("call"))
+    digest.update(repr((runs, limits, config)).encode())
+    return digest.hexdigest()
+
+
+def measure_many(
+    specs: Sequence[MeasureSpec],
+    *,
+    runs: int = 2,
+    limits: Limits | None = None,
+    config: SandboxConfig | None = None,
+    cache: Sequence[bool] | None = None,
+    workers: int | None = None,
+) -> list[Measurement]:
+    """Measure every spec `runs` times in both modes, all runs in parallel.
+
+    `cache[i]` true keeps spec i's measurement for this process (the verifier caches the
+    reference, whose counts depend only on the case, the seed-free benchmark inputs and the
+    verifier). Raises SandboxUnavailable or MeasurementError for infrastructure failures.
+    """
+    limits = limits or Limits()
+    config = config or SandboxConfig()
+    flags = list(cache) if cache is not None else [False] * len(specs)
+    keys = [_cache_key(spec, runs, limits, config) for spec in specs]
+    pending: dict[int, tuple[list[Future[IrRun]], list[Future[IrRun]]]] = {}
+    results: dict[int, Measurement] = {}
+    with ThreadPoolExecutor(max_workers=workers or max(1, os.cpu_count() or 1)) as pool:
+        for index, spec in enumerate(specs):
+            with _CACHE_LOCK:
+                cached = _CACHE.get(keys[index]) if flags[index] else None
+            if cached is not None:
+                results[index] = cached
+                continue
+            pending[index] = (
+                [pool.submit(measure_once, spec, "call", limits, config) for _ in range(runs)],
+                [pool.submit(measure_once, spec, "skip", limits, config) for _ in range(runs)],
+            )
+        for index, (calls, skips) in pending.items():
+            measurement = Measurement(
+                tuple(f.result() for f in calls), tuple(f.result() for f in skips)
+            )
+            results[index] = measurement
+            if flags[index] and measurement.failed is None and measurement.stable:
+                with _CACHE_LOCK:
+                    _CACHE[keys[index]] = measurement
+    return [results[index] for index in range(len(specs))]
