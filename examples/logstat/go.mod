@@ -1,0 +1,3 @@
+module example.com/logstat
+
+go 1.22

@@ -1,0 +1,7 @@
+"""Entry point for `python -m textstat`."""
+
+import sys
+
+from textstat.cli import main
+
+sys.exit(main())
