@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SYSTEM_PACKAGES := git patch valgrind bwrap
 APT_PACKAGES := git patch valgrind bubblewrap libseccomp2
 
-.PHONY: setup system venv demo test test-slow lint typecheck unit bench clean
+.PHONY: setup system venv train-extra demo test test-slow lint typecheck unit bench clean
 
 setup: system venv
 
@@ -29,7 +29,16 @@ $(VENV)/.stamp-install: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $@
 
+# The training extra (LoRA SFT in function mode). torch is pinned to the CPU build that this kind
+# of machine keeps on disk; an unpinned torch would fetch a multi-GB CUDA build.
+$(VENV)/.stamp-train: $(VENV)/.stamp-install
+	$(BIN)/pip install -q 'torch==2.13.0'
+	$(BIN)/pip install -q -e '.[dev,train]'
+	@touch $@
+
 venv: $(VENV)/.stamp-install
+
+train-extra: $(VENV)/.stamp-train
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
@@ -38,12 +47,12 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-unit: setup
+unit: setup train-extra
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q
 
 test: lint typecheck unit
 
-test-slow: setup
+test-slow: setup train-extra
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q -m slow
 
 demo: setup

@@ -10,7 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from speedproof.corpus.cli import register as register_corpus
 from speedproof.errors import SpeedproofError
+from speedproof.functions.cli import fn_app
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME, load_manifest
 
@@ -23,6 +25,8 @@ manifest_app = typer.Typer(help="Check a target's manifest.", no_args_is_help=Tr
 ledger_app = typer.Typer(help="Read the ledger of judged candidates.", no_args_is_help=True)
 app.add_typer(manifest_app, name="manifest")
 app.add_typer(ledger_app, name="ledger")
+register_corpus(fn_app)
+app.add_typer(fn_app, name="fn", help="Function mode: verify, corpus, collect, sft, train, eval.")
 
 console = Console()
 errors = Console(stderr=True)

@@ -1,0 +1,1 @@
+"""Agents: the model side of speedproof. Models guess here; code elsewhere proves."""

@@ -1,0 +1,152 @@
+"""Evaluate any provider on a split: failure categories, per-family tables, report and chart.
+
+Protocol: for each case, the one-shot conversation from `model_view`; with `attempts > 1`, each
+failed attempt is followed by category-only feedback, as in collection. A case's outcome is its
+last attempt's category. Infrastructure outcomes are reported apart and left out of the pass
+rate's denominator: they say nothing about the model.
+
+Written to the output folder:
+  results.jsonl   one row per attempt (raw: answer text, status, reward, Ir counts)
+  report.json     split, protocol, SHA-256 of the split file and of results.jsonl, totals
+  chart.html      per-family outcome bars (self-contained plotly HTML)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from speedproof.agents.providers.base import Provider
+from speedproof.corpus.jsonl import append_rows, sha256_file
+from speedproof.corpus.judge import CATEGORIES, Judged, judge_answer
+from speedproof.corpus.prompts import build_messages, retry_messages
+from speedproof.functions.case import Case, model_view
+
+RESULTS = "results.jsonl"
+REPORT = "report.json"
+CHART = "chart.html"
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    split: str
+    attempts: int = 1
+    role: str = "student"
+
+
+def _attempt_row(
+    case: Case, attempt: int, model: str, answer: str, judged: Judged
+) -> dict[str, Any]:
+    return {
+        "case_id": case.id,
+        "family": case.family,
+        "template": case.template,
+        "attempt": attempt,
+        "model": model,
+        "answer": answer,
+        "category": judged.category,
+        "status": judged.status,
+        "reward": judged.reward,
+        "ref_ir": judged.ref_ir,
+        "cand_ir": judged.cand_ir,
+        "detail": judged.detail,
+        "verifier_digest": judged.verifier_digest,
+        "timestamp": time.time(),
+    }
+
+
+def evaluate_case(case: Case, provider: Provider, config: EvalConfig) -> list[dict[str, Any]]:
+    messages = build_messages(model_view(case))
+    rows = []
+    for attempt in range(1, config.attempts + 1):
+        completion = provider.complete(messages, role=config.role)
+        judged = judge_answer(case, completion.text)
+        rows.append(_attempt_row(case, attempt, completion.model, completion.text, judged))
+        if judged.category in ("passed", "infrastructure"):
+            break
+        messages = retry_messages(messages, completion.text, judged.category)
+    return rows
+
+
+def _tally(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    counts: dict[str, int] = {c: 0 for c in CATEGORIES}
+    for row in outcomes:
+        counts[str(row["category"])] += 1
+    judged = len(outcomes) - counts["infrastructure"]
+    return {
+        "cases": len(outcomes),
+        "judged": judged,
+        "passed": counts["passed"],
+        "pass_rate": counts["passed"] / judged if judged else None,
+        "categories": counts,
+    }
+
+
+def summarise(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Totals and per-family totals over each case's final attempt."""
+    families = sorted({str(r["family"]) for r in outcomes})
+    return {
+        "total": _tally(outcomes),
+        "families": {f: _tally([r for r in outcomes if r["family"] == f]) for f in families},
+    }
+
+
+def evaluate(
+    cases: Sequence[Case],
+    provider: Provider,
+    config: EvalConfig,
+    out: Path,
+    *,
+    split_file: Path,
+    provider_name: str,
+    progress: Callable[[Case, dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Run the evaluation and write results, report and chart into `out`; returns the report."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / RESULTS
+    results.unlink(missing_ok=True)
+    outcomes = []
+    for case in cases:
+        rows = evaluate_case(case, provider, config)
+        append_rows(results, rows)
+        outcomes.append(rows[-1])
+        if progress:
+            progress(case, rows[-1])
+    report = {
+        "split": config.split,
+        "split_file": str(split_file),
+        "split_sha256": sha256_file(split_file),
+        "results_file": RESULTS,
+        "results_sha256": sha256_file(results),
+        "protocol": "one-shot" if config.attempts == 1 else f"{config.attempts}-attempt",
+        "provider": provider_name,
+        "models": sorted({str(r["model"]) for r in outcomes}),
+        "verifier_digests": sorted({str(r["verifier_digest"]) for r in outcomes}),
+        "categories": list(CATEGORIES),
+        **summarise(outcomes),
+    }
+    (out / REPORT).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_chart(report, out / CHART)
+    return report
+
+
+def write_chart(report: dict[str, Any], path: Path) -> None:
+    """Stacked bars of outcome categories per family, as self-contained HTML."""
+    import plotly.graph_objects as go
+
+    families = list(report["families"])
+    figure = go.Figure()
+    for category in CATEGORIES:
+        counts = [report["families"][f]["categories"][category] for f in families]
+        if any(counts):
+            figure.add_bar(name=category, x=families, y=counts)
+    figure.update_layout(
+        barmode="stack",
+        title=f"{report['split']} ({report['protocol']}): outcome per family",
+        yaxis_title="cases",
+    )
+    figure.write_html(str(path), include_plotlyjs=True, full_html=True)

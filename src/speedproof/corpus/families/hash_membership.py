@@ -1,0 +1,171 @@
+"""Hash membership: "is some normalised x equal to q?" asked by a scan, answered by a set."""
+
+from __future__ import annotations
+
+from speedproof.corpus.families.base import Family, Knobs, Template, int_list, render, sizes
+from speedproof.functions.case import InputSpec, Json
+
+V = 2000
+SIG = "xs, queries"
+
+
+def _inputs(k: Knobs, size: int | None) -> InputSpec:
+    lo, hi = k.prelude.bounds(-V, V)
+    # Benchmark queries mostly miss (a wide range), so the scan cannot stop early.
+    spread = (hi - lo + 1) * (2 if size is not None else 0) + 3
+    xs_len = sizes(size, 20)
+    q_len = sizes(size, 12, 0.5)
+    return InputSpec(args=[int_list(-V, V, *xs_len), int_list(lo - spread, hi + spread, *q_len)])
+
+
+def _edges(k: Knobs) -> list[list[Json]]:
+    lo, _ = k.prelude.bounds(-V, V)
+    return [[[], []], [[], [lo]], [[7], []], [[-5, -5, 5], [lo, lo + 1]], [[V, -V, 0], [0, 1, 2]]]
+
+
+def _slow_flag(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        out = []
+        for q in queries:
+            hit = False
+            for x in xs:
+                if $kx == q:
+                    hit = True
+                    break
+            out.append(hit)
+        return out
+        """,
+        kx=k.prelude.key("x"),
+    )
+
+
+def _fast_list(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        keys = set()
+        for x in xs:
+            keys.add($kx)
+        return [q in keys for q in queries]
+        """,
+        kx=k.prelude.key("x"),
+    )
+
+
+def _slow_rebuilt_list(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        count = 0
+        for q in queries:
+            if q in [$kx for x in xs]:
+                count += 1
+        return count
+        """,
+        kx=k.prelude.key("x"),
+    )
+
+
+def _fast_count(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        keys = set()
+        for x in xs:
+            keys.add($kx)
+        count = 0
+        for q in queries:
+            if q in keys:
+                count += 1
+        return count
+        """,
+        kx=k.prelude.key("x"),
+    )
+
+
+def _slow_for_else(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        out = []
+        for q in queries:
+            for x in xs:
+                if $kx == q:
+                    out.append(True)
+                    break
+            else:
+                out.append(False)
+        return out
+        """,
+        kx=k.prelude.key("x"),
+    )
+
+
+def _slow_while(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        out = []
+        i = 0
+        while i < len(queries):
+            j = 0
+            found = False
+            while j < len(xs) and not found:
+                if $kx == queries[i]:
+                    found = True
+                j += 1
+            out.append(found)
+            i += 1
+        return out
+        """,
+        kx=k.prelude.key("xs[j]"),
+    )
+
+
+def _slow_any_filter(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        return [q for q in queries if any($kx == q for x in xs)]
+        """,
+        kx=k.prelude.key("x"),
+    )
+
+
+def _fast_filter(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        keys = set()
+        for x in xs:
+            keys.add($kx)
+        return [q for q in queries if q in keys]
+        """,
+        kx=k.prelude.key("x"),
+    )
+
+
+FAMILY = Family(
+    name="hash_membership",
+    seen=True,
+    preludes=("mod", "bucket", "affine", "xor", "absmod"),
+    templates=(
+        Template("flag_break", "train", _slow_flag, _fast_list, 200),
+        Template("rebuilt_list", "train", _slow_rebuilt_list, _fast_count, 190),
+        Template("for_else", "train", _slow_for_else, _fast_list, 220),
+        Template("index_while", "dev", _slow_while, _fast_list, 100),
+        Template("any_filter", "frozen_seen", _slow_any_filter, _fast_filter, 150),
+    ),
+    inputs=_inputs,
+    edges=_edges,
+)

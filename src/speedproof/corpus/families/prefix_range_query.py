@@ -1,0 +1,154 @@
+"""Prefix range query: sums of normalised values over index ranges, answered from prefix sums.
+
+Queries are `[lo, hi]` pairs with 0 <= lo, hi; the answer is the sum over indices
+`lo <= i < min(hi, len(xs))`, which is also what `xs[lo:hi]` means for such bounds.
+"""
+
+from __future__ import annotations
+
+from speedproof.corpus.families.base import (
+    Family,
+    Knobs,
+    Template,
+    int_list,
+    pair_list,
+    render,
+    sizes,
+)
+from speedproof.functions.case import InputSpec, Json
+
+V = 2000
+SIG = "xs, queries"
+
+
+def _inputs(k: Knobs, size: int | None) -> InputSpec:
+    top = 30 if size is None else size + 2
+    return InputSpec(
+        args=[int_list(-V, V, *sizes(size, 24)), pair_list(0, top, *sizes(size, 10, 0.5))]
+    )
+
+
+def _edges(k: Knobs) -> list[list[Json]]:
+    return [
+        [[], []],
+        [[], [[0, 0], [0, 3]]],
+        [[5], [[0, 1], [1, 0], [0, 9]]],
+        [[1, 2, 3, 4], [[3, 1], [2, 2], [4, 9], [9, 12]]],
+    ]
+
+
+def _fast(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        prefix = [0]
+        for x in xs:
+            prefix.append(prefix[-1] + $kx)
+        n = len(xs)
+        out = []
+        for q in queries:
+            lo = min(q[0], n)
+            hi = min(q[1], n)
+            out.append(prefix[hi] - prefix[lo] if lo < hi else 0)
+        return out
+        """,
+        kx=k.prelude.pkey("x"),
+    )
+
+
+def _slow_range_loop(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        out = []
+        for q in queries:
+            total = 0
+            for i in range(q[0], min(q[1], len(xs))):
+                total += $ki
+            out.append(total)
+        return out
+        """,
+        ki=k.prelude.key("xs[i]"),
+    )
+
+
+def _slow_slice_sum(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        out = []
+        for q in queries:
+            out.append(sum([$kx for x in xs[q[0] : q[1]]]))
+        return out
+        """,
+        kx=k.prelude.key("x"),
+    )
+
+
+def _slow_full_scan(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        out = []
+        for lo, hi in queries:
+            total = 0
+            for j, x in enumerate(xs):
+                if lo <= j < hi:
+                    total += $kx
+            out.append(total)
+        return out
+        """,
+        kx=k.prelude.key("x"),
+    )
+
+
+def _slow_while(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        out = []
+        qi = 0
+        while qi < len(queries):
+            i = queries[qi][0]
+            total = 0
+            while i < queries[qi][1] and i < len(xs):
+                total += $ki
+                i += 1
+            out.append(total)
+            qi += 1
+        return out
+        """,
+        ki=k.prelude.key("xs[i]"),
+    )
+
+
+def _slow_generator(k: Knobs) -> str:
+    return render(
+        k,
+        SIG,
+        """
+        return [sum($ki for i in range(q[0], q[1]) if i < len(xs)) for q in queries]
+        """,
+        ki=k.prelude.key("xs[i]"),
+    )
+
+
+FAMILY = Family(
+    name="prefix_range_query",
+    seen=True,
+    preludes=("mod", "bucket", "affine", "absmod"),
+    templates=(
+        Template("range_loop", "train", _slow_range_loop, _fast, 365),
+        Template("slice_sum", "train", _slow_slice_sum, _fast, 445),
+        Template("full_scan", "train", _slow_full_scan, _fast, 180),
+        Template("pair_while", "dev", _slow_while, _fast, 200),
+        Template("generator", "frozen_seen", _slow_generator, _fast, 280),
+    ),
+    inputs=_inputs,
+    edges=_edges,
+)

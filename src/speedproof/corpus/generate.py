@@ -1,0 +1,273 @@
+"""Deterministic, seeded generation of slow/fast pairs, each verified before it becomes a row.
+
+`build_pairs` renders `TrustedPair`s (a case plus its known-fast source) for every split from a
+seed; `verify_pairs` runs the real verifier on each (the fast source must be `passed` against
+the slow reference) through the content-addressed cache; `stage` does both and returns the rows
+that may be written. The known-fast source exists only inside `TrustedPair`, which has no
+serialiser: what reaches disk is `Case` (reference, hidden inputs, spec) and the verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from speedproof.corpus.cache import VerificationCache, pair_key
+from speedproof.corpus.errors import CorpusError, PairRejected
+from speedproof.corpus.families import HELDOUT, SEEN, Family
+from speedproof.corpus.families.base import Knobs, Template
+from speedproof.corpus.jsonl import dumps
+from speedproof.corpus.literals import SPLITS, SplitName
+from speedproof.functions.case import Case, Json, generate_inputs, make_case
+
+DEFAULT_SIZES: dict[SplitName, int] = {
+    "train": 152,
+    "dev": 38,
+    "frozen_seen": 30,
+    "frozen_heldout": 30,
+}
+# Redraws allowed when a drawn case repeats an earlier one's normalised source.
+_MAX_REDRAWS = 25
+
+
+@dataclass(frozen=True)
+class TrustedPair:
+    """A case and its known-fast source. Trusted-side only: never written to model-facing data."""
+
+    case: Case
+    fast_source: str = field(repr=False)
+    split: SplitName = "train"
+    literals: tuple[int, ...] = ()
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # Refuse pickling: a worker pool or cache must not carry the fast source off this process.
+        raise TypeError("TrustedPair is trusted-side only and cannot be pickled")
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    seed: int = 7
+    sizes: dict[SplitName, int] = field(default_factory=lambda: dict(DEFAULT_SIZES))
+    random_count: int = 64
+    runs: int = 2
+    workers: int = 2
+
+
+@dataclass(frozen=True)
+class StagedRow:
+    """A verified case ready to be written: what `splits.write_splits` consumes."""
+
+    split: SplitName
+    case: Case
+    verification: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "split": self.split,
+            "case": self.case.model_dump(mode="json"),
+            "verification": self.verification,
+        }
+
+
+def families_for(split: SplitName) -> tuple[Family, ...]:
+    return HELDOUT if split == "frozen_heldout" else SEEN
+
+
+def _counts(total: int, families: tuple[Family, ...]) -> list[tuple[Family, int]]:
+    """`total` cases spread over families as evenly as possible (earlier families get +1)."""
+    base, extra = divmod(total, len(families))
+    return [(f, base + (1 if i < extra else 0)) for i, f in enumerate(families)]
+
+
+def _benchmarks(family: Family, knobs: Knobs, n: int, seed: int) -> list[list[Json]]:
+    """Five variants: n-1, n, n+1, values changed (same n), order changed (same values)."""
+
+    def draw(size: int, offset: int) -> list[Json]:
+        return generate_inputs(family.inputs(knobs, size), seed + offset, 1)[0]
+
+    base = draw(n, 0)
+    shuffler = random.Random(seed + 4)
+    reordered: list[Json] = []
+    for arg in base:
+        if isinstance(arg, list):
+            copy = list(arg)
+            shuffler.shuffle(copy)
+            reordered.append(copy)
+        else:
+            reordered.append(arg)
+    return [draw(n - 1, 1), base, draw(n + 1, 2), draw(n, 3), reordered]
+
+
+def _render(
+    family: Family, template: Template, split: SplitName, rng: random.Random, index: int
+) -> TrustedPair:
+    knobs = family.knobs(rng, split, index)
+    slow = template.slow(knobs)
+    seed = rng.randrange(1 << 30)
+    edges = family.edges(knobs)
+    benchmarks = _benchmarks(family, knobs, template.bench_n, seed)
+    spec = family.inputs(knobs, None)
+    digest = hashlib.sha256(
+        dumps({"split": split, "slow": slow, "edges": edges, "bench": benchmarks}).encode()
+    ).hexdigest()
+    case = make_case(
+        id=f"{family.name}.{template.id}.{digest[:12]}",
+        family=family.name,
+        template=f"{family.name}.{template.id}",
+        reference_source=slow,
+        edge_inputs=edges,
+        benchmark_inputs=benchmarks,
+        input_spec=spec,
+    )
+    return TrustedPair(case, template.fast(knobs), split, knobs.literals)
+
+
+def _family_pairs(
+    family: Family, split: SplitName, count: int, seed: int, seen_hashes: set[str]
+) -> list[TrustedPair]:
+    templates = family.templates_for(split)
+    if count and not templates:
+        raise CorpusError(f"family {family.name} has no template for split {split}")
+    pairs = []
+    for index in range(count):
+        template = templates[index % len(templates)]
+        for attempt in range(_MAX_REDRAWS):
+            rng = random.Random(f"{seed}:{split}:{family.name}:{index}:{attempt}")
+            pair = _render(family, template, split, rng, index // len(templates))
+            if pair.case.ast_hash not in seen_hashes:
+                break
+        else:
+            raise CorpusError(
+                f"{family.name}.{template.id}: {_MAX_REDRAWS} draws in {split} all repeated an "
+                "earlier case; the literal band is too narrow for this many cases"
+            )
+        seen_hashes.add(pair.case.ast_hash)
+        pairs.append(pair)
+    return pairs
+
+
+def build_pairs(config: GenerationConfig) -> list[TrustedPair]:
+    """Every split's pairs, in a fixed order, from `config.seed` alone."""
+    seen_hashes: set[str] = set()
+    pairs: list[TrustedPair] = []
+    for split in SPLITS:
+        total = config.sizes.get(split, 0)
+        for family, count in _counts(total, families_for(split)):
+            pairs += _family_pairs(family, split, count, config.seed, seen_hashes)
+    return pairs
+
+
+Progress = Callable[[TrustedPair, dict[str, Any], bool], None]
+
+
+@dataclass
+class VerifyStats:
+    verified: int = 0
+    cached: int = 0
+
+
+def _verify_one(pair: TrustedPair, config: GenerationConfig, digest: str) -> dict[str, Any]:
+    from speedproof.functions.verify import verify_candidate
+
+    seed = int(pair.case.ast_hash[:8], 16)
+    result = verify_candidate(
+        pair.case, pair.fast_source, seed=seed, random_count=config.random_count, runs=config.runs
+    )
+    return {
+        "status": result.status,
+        "reward_whole_process": result.reward_whole_process,
+        "reward": result.reward,
+        "ref_ir": result.ref_ir,
+        "cand_ir": result.cand_ir,
+        "detail": result.detail,
+        "duration_s": result.duration_s,
+        "verifier_digest": digest,
+    }
+
+
+def verify_pairs(
+    pairs: list[TrustedPair],
+    config: GenerationConfig,
+    cache: VerificationCache,
+    progress: Progress | None = None,
+) -> tuple[list[StagedRow], VerifyStats]:
+    """Verify every pair (cached ones are skipped); the first rejected pair aborts the run."""
+    from speedproof.functions.verify import verifier_digest
+
+    digest = verifier_digest()
+    stats = VerifyStats()
+    verdicts: dict[str, dict[str, Any]] = {}
+    todo: list[tuple[TrustedPair, str]] = []
+    for pair in pairs:
+        key = pair_key(
+            pair.case, pair.fast_source, digest, random_count=config.random_count, runs=config.runs
+        )
+        hit = cache.get(key)
+        if hit is None:
+            todo.append((pair, key))
+        else:
+            verdicts[pair.case.id] = hit
+            stats.cached += 1
+            if progress:
+                progress(pair, hit, True)
+    _run_pool(todo, config, digest, cache, verdicts, stats, progress)
+    rows = [StagedRow(p.split, p.case, _public(verdicts[p.case.id])) for p in pairs]
+    return rows, stats
+
+
+def _run_pool(
+    todo: list[tuple[TrustedPair, str]],
+    config: GenerationConfig,
+    digest: str,
+    cache: VerificationCache,
+    verdicts: dict[str, dict[str, Any]],
+    stats: VerifyStats,
+    progress: Progress | None,
+) -> None:
+    pending: dict[Future[dict[str, Any]], tuple[TrustedPair, str]] = {}
+    queue = list(reversed(todo))
+    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
+        while queue or pending:
+            while queue and len(pending) < max(1, config.workers):
+                pair, key = queue.pop()
+                pending[pool.submit(_verify_one, pair, config, digest)] = (pair, key)
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                pair, key = pending.pop(future)
+                verdict = future.result()
+                if verdict["status"] != "passed":
+                    for other in pending:
+                        other.cancel()
+                    raise PairRejected(
+                        f"generated pair {pair.case.id} ({pair.split}) was not verified: the "
+                        f"known-fast source got {verdict['status']!r}: {verdict['detail']}"
+                    )
+                verdicts[pair.case.id] = cache.record(key, pair.case.id, verdict)
+                stats.verified += 1
+                if progress:
+                    progress(pair, verdict, False)
+
+
+def _public(verdict: dict[str, Any]) -> dict[str, Any]:
+    """The verdict fields a staged row keeps (no detail text, which may quote inputs)."""
+    keep = (
+        "status",
+        "reward",
+        "reward_whole_process",
+        "ref_ir",
+        "cand_ir",
+        "verifier_digest",
+        "key",
+    )
+    return {k: verdict[k] for k in keep if k in verdict}
+
+
+def stage(
+    config: GenerationConfig, cache: VerificationCache, progress: Progress | None = None
+) -> tuple[list[StagedRow], VerifyStats]:
+    """Build and verify every pair of the configured corpus."""
+    return verify_pairs(build_pairs(config), config, cache, progress)
