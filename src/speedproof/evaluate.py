@@ -9,6 +9,7 @@ that turns evidence into words.
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.gates.tests import gate_tests
 from speedproof.ledger import Ledger, SampleRow
 from speedproof.manifest import LoadedManifest, Workload
-from speedproof.measure.environment import describe_environment
+from speedproof.measure.environment import contended, describe_environment
 from speedproof.measure.readings import series_comparisons, size_comparison
 from speedproof.measure.runner import PairSeries, Sample, TimeoutRule, measure_pairs
 from speedproof.policy import decide, needs_confirmation
@@ -456,7 +457,8 @@ class Judge:
             if self.on_sample is not None:
                 self.on_sample(sample)
 
-        return measure_pairs(
+        start = time.perf_counter()
+        measured = measure_pairs(
             Invocation(sides.programs["baseline"], workload, prefix),
             Invocation(sides.programs["candidate"], workload, prefix),
             pairs=self.pairs,
@@ -465,6 +467,29 @@ class Judge:
             timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
             on_sample=record,
         )
+        window = measured.loads[-1]
+        cores = os.cpu_count() or 1
+        detail = {
+            "workload": workload.id,
+            "series": series,
+            "pairs": measured.pairs,
+            "timeout_s": measured.timeouts_s[-1],
+            "load_before": window.before.one,
+            "load_after": window.after.one,
+            "contended": contended(window.before, window.after, cores),
+            "mismatches": [m.describe() for m in measured.mismatches],
+        }
+        error = measured.measurement_error
+        reasons = () if error is None else (error.message,)
+        self._gate(
+            candidate_id,
+            f"measure:{workload.id}",
+            error is None and not measured.mismatches,
+            time.perf_counter() - start,
+            reasons,
+            detail,
+        )
+        return measured
 
     def _evidence_from(self, measured: dict[str, PairSeries], sides: _Sides) -> Evidence:
         tiers = {w.id: w.tier for w in self.manifest.workloads}
