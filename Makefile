@@ -48,7 +48,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 unit: setup train-extra
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q --durations=15
 
 test: lint typecheck unit
 

@@ -105,7 +105,12 @@ def test_a_significant_memory_regression_rejects_even_with_a_big_wall_win() -> N
     (reason,) = verdict.reasons
     assert "memory" in reason and "parse" in reason and "+8.00%" in reason
     assert "guardrail" in reason
-    assert needs_confirmation(evidence(BIG_WIN, memory), RULES) == ()
+    # Measured in one series, the regression must be confirmed before the rejection stands.
+    (why,) = needs_confirmation(evidence(BIG_WIN, memory), RULES)
+    assert "memory" in why and "parse" in why and "confirm the regression" in why
+    pooled = replace(evidence(BIG_WIN, memory), series=2)
+    assert decide(pooled, RULES).verdict == "rejected"
+    assert needs_confirmation(pooled, RULES) == ()
 
 
 def test_a_guardrail_is_judged_on_plausible_and_stress_workloads_too() -> None:

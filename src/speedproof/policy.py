@@ -37,13 +37,26 @@ def needs_confirmation(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...
     """Why one confirmation series of the same size must be measured; empty when none.
 
     Asked for when a reading of the primary metric or a judged guardrail metric is worse than
-    the limit without being significant, or when an accept rests on an improvement below twice
-    the floor. Never asked for when the verdict is a rejection (more pairs cannot undo a changed
-    behaviour or a significant regression) nor once a confirmation series is already pooled.
+    the limit without being significant, when an accept rests on an improvement below twice the
+    floor, or when a rejection rests on measured worsenings from a single series (a regression
+    must prove itself as much as a win). Never asked for when a gate decided (more pairs cannot
+    undo a changed behaviour or a failed test), for a deterministic reading such as binary size,
+    nor once a confirmation series is already pooled.
     """
-    verdict, accepted_on = _judge(evidence, rules)
-    if verdict.verdict == "rejected" or evidence.series > 1:
+    if evidence.series > 1 or _gate_verdict(evidence) is not None:
         return ()
+    verdict, accepted_on = _judge(evidence, rules)
+    if verdict.verdict == "rejected":
+        # A regression must prove itself as much as a win: with 7 judged readings a candidate
+        # (2 workloads x 3 metrics + size), one reading in the first series is "significantly
+        # worse" by chance about 1 time in 5, so a rejection from one series is re-measured.
+        return tuple(
+            f"{c.metric} on workload {c.workload} reads {c.render()}, significantly worse than "
+            f"the {rules.guardrail_limit_pct:g}% limit in one series; a second series must "
+            "confirm the regression before it rejects."
+            for c in _judged_worsenings(evidence, rules)
+            if c.significant and c.n > 1
+        )
     reasons = [
         f"{c.metric} on workload {c.workload} reads {c.render()}, worse than the "
         f"{rules.guardrail_limit_pct:g}% limit but not significant; a second series tells "
