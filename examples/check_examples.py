@@ -32,13 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from speedproof.manifest import Manifest, load_manifest
+from speedproof.workspace.guard import check_patch
+from speedproof.workspace.protected import ProtectedPaths
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "src"))
-
-from speedproof.manifest import Manifest, load_manifest  # noqa: E402
-from speedproof.workspace.guard import check_patch  # noqa: E402
-from speedproof.workspace.protected import ProtectedPaths  # noqa: E402
 
 BIN = ROOT / ".venv" / "bin"
 GO = str(BIN / "go")

@@ -312,10 +312,8 @@ def docs_route(rng: random.Random) -> Request:
         build = rng.choice(["linux-amd64.tar.gz", "darwin-arm64.tar.gz", "windows-amd64.zip"])
         version = rng.choice(["2.0.0-beta.3", "1.4.2", "1.4.2"])
         status = 200 if rng.random() < 0.85 else 206
-        if status == 200:
-            size = rng.randint(11_000_000, 14_000_000)
-        else:
-            size = rng.randint(1, 9) * 1_048_576
+        full = status == 200
+        size = rng.randint(11_000_000, 14_000_000) if full else rng.randint(1, 9) * 1_048_576
         return Request("GET", f"/downloads/tool-{version}-{build}", status, size,
                        latency(rng, 2.5, 0.7), DOCS + "/docs/2.0/install")
     if r < 0.90:
