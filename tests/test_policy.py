@@ -105,12 +105,23 @@ def test_a_significant_memory_regression_rejects_even_with_a_big_wall_win() -> N
     (reason,) = verdict.reasons
     assert "memory" in reason and "parse" in reason and "+8.00%" in reason
     assert "guardrail" in reason
-    # Measured in one series, the regression must be confirmed before the rejection stands.
-    (why,) = needs_confirmation(evidence(BIG_WIN, memory), RULES)
+    # Decisive (p < 0.001 at 1 % noise): no second series is needed.
+    assert needs_confirmation(evidence(BIG_WIN, memory), RULES) == ()
+    # Significant but not decisive, measured in one series: it must be confirmed first.
+    borderline = replace(memory, p_value=0.02, p_mannwhitney=0.02)
+    (why,) = needs_confirmation(evidence(BIG_WIN, borderline), RULES)
     assert "memory" in why and "parse" in why and "confirm the regression" in why
-    pooled = replace(evidence(BIG_WIN, memory), series=2)
+    pooled = replace(evidence(BIG_WIN, borderline), series=2)
     assert decide(pooled, RULES).verdict == "rejected"
     assert needs_confirmation(pooled, RULES) == ()
+
+
+def test_a_decisive_regression_rejects_without_a_confirmation_series() -> None:
+    slower = reading("parse", 30.0, seed=13)
+    assert slower.p_value is not None and slower.p_value < 0.001
+    proof = evidence(slower)
+    assert decide(proof, RULES).verdict == "rejected"
+    assert needs_confirmation(proof, RULES) == ()
 
 
 def test_a_guardrail_is_judged_on_plausible_and_stress_workloads_too() -> None:

@@ -26,6 +26,8 @@ GUARDED_TIERS = ("representative", "plausible", "stress")
 # An accept resting on less than this multiple of the floor is measured once more: an A/A
 # reading lands above the 3 % floor a few % of the time at 8 % noise, almost never above 6 %.
 CONFIRM_MULTIPLE = 2.0
+# A worsening this improbable under no change rejects without a confirmation series.
+DECISIVE_P = 0.001
 
 
 def decide(evidence: Evidence, rules: PolicyRules) -> Verdict:
@@ -47,16 +49,7 @@ def needs_confirmation(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...
         return ()
     verdict, accepted_on = _judge(evidence, rules)
     if verdict.verdict == "rejected":
-        # A regression must prove itself as much as a win: with 7 judged readings a candidate
-        # (2 workloads x 3 metrics + size), one reading in the first series is "significantly
-        # worse" by chance about 1 time in 5, so a rejection from one series is re-measured.
-        return tuple(
-            f"{c.metric} on workload {c.workload} reads {c.render()}, significantly worse than "
-            f"the {rules.guardrail_limit_pct:g}% limit in one series; a second series must "
-            "confirm the regression before it rejects."
-            for c in _judged_worsenings(evidence, rules)
-            if c.significant and c.n > 1
-        )
+        return _confirm_rejection(evidence, rules)
     reasons = [
         f"{c.metric} on workload {c.workload} reads {c.render()}, worse than the "
         f"{rules.guardrail_limit_pct:g}% limit but not significant; a second series tells "
@@ -72,6 +65,25 @@ def needs_confirmation(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...
             f"{rules.accept_floor_pct:g}% floor); a second series must confirm it."
         )
     return tuple(reasons)
+
+
+def _confirm_rejection(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
+    """A regression must prove itself as much as a win.
+
+    With 7 judged readings a candidate (2 workloads x 3 metrics + binary size), one reading of
+    the first series is "significantly worse" by chance about 1 time in 5, so a rejection from
+    one series is re-measured, unless a reading is decisive (p below DECISIVE_P: by chance
+    about 0.7 % of the time across 7 readings) or deterministic (n = 1, binary size).
+    """
+    worse = [c for c in _judged_worsenings(evidence, rules) if c.significant]
+    if any(c.n <= 1 or (c.p_value is not None and c.p_value < DECISIVE_P) for c in worse):
+        return ()
+    return tuple(
+        f"{c.metric} on workload {c.workload} reads {c.render()}, significantly worse than "
+        f"the {rules.guardrail_limit_pct:g}% limit in one series; a second series must "
+        "confirm the regression before it rejects."
+        for c in worse
+    )
 
 
 def _judge(evidence: Evidence, rules: PolicyRules) -> tuple[Verdict, Comparison | None]:
