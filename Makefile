@@ -3,8 +3,8 @@ SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SYSTEM_PACKAGES := git patch valgrind bwrap
-APT_PACKAGES := git patch valgrind bubblewrap libseccomp2
+SYSTEM_PACKAGES := git patch valgrind bwrap hyperfine chromium
+APT_PACKAGES := git patch valgrind bubblewrap libseccomp2 hyperfine chromium
 
 .PHONY: setup system venv train-extra demo test test-slow lint typecheck unit bench clean
 

@@ -37,7 +37,7 @@ def main() -> None:
         "verdict",
         *STAGES,
         "pairs",
-        "series",
+        "looks",
         title=f"judge stages, seconds (load {os.getloadavg()[0]:.2f} at start)",
     )
     with tempfile.TemporaryDirectory(prefix="speedproof-bench-") as scratch:
@@ -61,8 +61,8 @@ def main() -> None:
                         patch.stem,
                         outcome.verdict.verdict,
                         *times,
-                        str(judge.pairs),
-                        str(outcome.series),
+                        str(max(outcome.pairs.values(), default=0)),
+                        str(outcome.looks),
                     )
     Console(width=200).print(table)
 

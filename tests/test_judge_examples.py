@@ -39,7 +39,7 @@ class _Target:
             load_manifest(self.root),
             sandbox=make_sandbox(),
             ledger=self.ledger,
-            options=JudgeOptions(pairs=PAIRS),
+            options=JudgeOptions(pairs=PAIRS, instructions=False),
         )
         return judge.judge(read_patch(patch))
 

@@ -75,3 +75,51 @@ def test_export_returns_every_candidate_in_order(tmp_path: Path) -> None:
     with Ledger.in_folder(tmp_path) as ledger:
         first, second = _start(ledger), _start(ledger)
         assert [r["id"] for r in ledger.export()] == [first, second]
+
+
+def test_a_version_one_ledger_gains_the_new_sample_columns_and_keeps_its_rows(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ledger.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema', '1');"
+        "CREATE TABLE samples (candidate_id INTEGER NOT NULL, series INTEGER NOT NULL,"
+        " workload TEXT NOT NULL, side TEXT NOT NULL, pair_index INTEGER NOT NULL,"
+        " position INTEGER NOT NULL, wall_s REAL, cpu_s REAL, max_rss_kib INTEGER,"
+        " exit_code INTEGER, stdout_sha256 TEXT);"
+        "INSERT INTO samples VALUES (7, 0, 'w', 'baseline', 0, 0, 0.1, 0.1, 10, 0, 'x');"
+    )
+    old.commit()
+    old.close()
+    with Ledger(path) as ledger:
+        rows = ledger.query("SELECT * FROM samples")
+        assert rows == [
+            {
+                "candidate_id": 7,
+                "series": 0,
+                "workload": "w",
+                "side": "baseline",
+                "pair_index": 0,
+                "position": 0,
+                "wall_s": 0.1,
+                "cpu_s": 0.1,
+                "max_rss_kib": 10,
+                "exit_code": 0,
+                "stdout_sha256": "x",
+                "env_pad": None,
+                "reported": None,
+            }
+        ]
+        assert ledger.query("SELECT value FROM meta WHERE key = 'schema'") == [{"value": "2"}]
+
+
+def test_a_sample_keeps_its_environment_pad_and_reported_metrics(tmp_path: Path) -> None:
+    with Ledger.in_folder(tmp_path) as ledger:
+        candidate = _start(ledger)
+        row = SampleRow(0, "w", "candidate", 0, 1, 0.2, 0.2, 99, 0, "d" * 64, 1234, (("ok", 1.0),))
+        ledger.add_samples(candidate, [row])
+        (sample,) = ledger.show(candidate)["samples"]
+        assert sample["env_pad"] == 1234
+        assert sample["reported"] == {"ok": 1.0}

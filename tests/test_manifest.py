@@ -102,3 +102,73 @@ def test_loading_a_folder_finds_its_manifest(tmp_path: Path) -> None:
     loaded = load_manifest(tmp_path)
     assert loaded.root == tmp_path.resolve()
     assert loaded.manifest.target.name == "demo"
+
+
+def test_the_default_schedule_is_sequential_in_rounds_of_ten_up_to_fifty() -> None:
+    policy = parse_manifest(GOOD.replace("pairs = 30", "")).policy
+    assert (policy.round_pairs, policy.max_pairs, policy.pairs, policy.alpha) == (
+        10,
+        50,
+        None,
+        0.05,
+    )
+
+
+def test_a_maximum_below_the_round_is_refused_with_its_line() -> None:
+    text = GOOD.replace("pairs = 30", "round_pairs = 20\nmax_pairs = 10")
+    message = _error(text)
+    assert "max_pairs (10) must be at least round_pairs (20)" in message
+    assert "m.toml:" in message
+
+
+def test_an_unknown_metric_in_the_policy_is_refused() -> None:
+    message = _error(GOOD.replace("pairs = 30", 'guardrails = ["cpu", "latency"]'))
+    assert "unknown metric(s) in [policy]: latency" in message
+
+
+REPORTED = GOOD.replace(
+    "[policy]\npairs = 30\n",
+    """[behaviour]
+compare_stdout = false
+
+[reported]
+primary = "latency_s"
+direction = "lower"
+min_delta_pct = 4.0
+repeats = 8
+
+[[reported.protected]]
+name = "success"
+direction = "higher"
+tolerance_pct = 1.5
+""",
+)
+
+
+def test_a_reported_block_makes_its_metrics_the_rules() -> None:
+    manifest = parse_manifest(REPORTED)
+    rules = manifest.rules()
+    assert manifest.lane == "reported"
+    assert rules.primary_metric == "latency_s"
+    assert rules.accept_floor_pct == 4.0
+    assert "success" in rules.guardrails
+    assert rules.limit_for("success") == 1.5
+    assert rules.limit_for("cpu") == rules.guardrail_limit_pct
+
+
+def test_a_reported_target_must_not_compare_its_stdout() -> None:
+    message = _error(REPORTED.replace("compare_stdout = false", "compare_stdout = true"))
+    assert "set behaviour.compare_stdout = false" in message
+
+
+def test_a_bad_reported_direction_names_the_key_and_line() -> None:
+    message = _error(REPORTED.replace('direction = "higher"', 'direction = "up"'))
+    line = REPORTED.splitlines().index('direction = "higher"') + 1
+    assert f"`reported.protected.0.direction` (line {line})" in message
+
+
+def test_instructions_as_the_primary_metric_needs_the_lane_enabled() -> None:
+    text = GOOD.replace("pairs = 30", 'primary_metric = "instructions"')
+    assert parse_manifest(text).lane == "instructions"
+    message = _error(text + "\n[instructions]\nenabled = false\n")
+    assert "needs [instructions] enabled = true" in message

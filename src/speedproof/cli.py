@@ -10,11 +10,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from speedproof.calibration.command import register as register_calibrate
+from speedproof.campaign.command import register as register_optimize
 from speedproof.corpus.cli import register as register_corpus
 from speedproof.errors import SpeedproofError
 from speedproof.functions.cli import fn_app
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME, load_manifest
+from speedproof.verify_command import register as register_verify
 
 app = typer.Typer(
     help="speedproof: models guess, code proves. Judge and find speedups you can trust.",
@@ -27,6 +30,9 @@ app.add_typer(manifest_app, name="manifest")
 app.add_typer(ledger_app, name="ledger")
 register_corpus(fn_app)
 app.add_typer(fn_app, name="fn", help="Function mode: verify, corpus, collect, sft, train, eval.")
+register_calibrate(app)
+register_verify(app)
+register_optimize(app)
 
 console = Console()
 errors = Console(stderr=True)

@@ -9,12 +9,11 @@ that turns evidence into words.
 from __future__ import annotations
 
 import hashlib
-import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,17 @@ from speedproof.evidence import Comparison, Evidence, Verdict
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.gates.tests import gate_tests
 from speedproof.ledger import Ledger, SampleRow
-from speedproof.manifest import LoadedManifest, Workload
-from speedproof.measure.environment import contended, describe_environment
-from speedproof.measure.readings import series_comparisons, size_comparison
-from speedproof.measure.runner import PairSeries, Sample, TimeoutRule, measure_pairs
-from speedproof.policy import decide, needs_confirmation
+from speedproof.manifest import LoadedManifest
+from speedproof.measure.environment import describe_environment
+from speedproof.measure.instructions import (
+    InstructionReading,
+    count_instructions,
+    instruction_comparison,
+)
+from speedproof.measure.readings import size_comparison
+from speedproof.measure.runner import Sample
+from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
+from speedproof.policy import decide
 from speedproof.program import Invocation, Program
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import BuildResult, TargetToolchain, Tree, toolchain_for
@@ -57,6 +62,9 @@ class JudgeOptions:
     origin: str = "judge"
     campaign: str | None = None
     cache_dir: Path | None = None
+    # Override the manifest's instruction lane: False skips it (tests that only need verdicts
+    # from the timed lane), None follows the manifest.
+    instructions: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,10 @@ class Outcome:
     sandbox: str
     base_rev: str
     timings: dict[str, float]
-    series: int = 1
+    # Looks of the sequential schedule taken (0 when a gate ended the candidate first), and
+    # the pairs per measured workload.
+    looks: int = 0
+    pairs: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,7 +112,8 @@ class Outcome:
             "ledger_id": self.ledger_id,
             "sandbox": self.sandbox,
             "base_rev": self.base_rev,
-            "series": self.series,
+            "looks": self.looks,
+            "pairs": self.pairs,
             "timings": self.timings,
         }
 
@@ -124,6 +136,9 @@ def _comparison_json(c: Comparison) -> dict[str, Any]:
         "candidate_mean": c.candidate_mean,
         "significant": c.significant,
         "supported": c.supported,
+        "exact": c.exact,
+        "note": c.note,
+        "extra": dict(c.extra),
         "figure": c.render(),
     }
 
@@ -178,7 +193,10 @@ class Judge:
         self.toolchain: TargetToolchain = toolchain_for(
             self.manifest, sandbox, caches=options.cache_dir
         )
-        self.pairs = options.pairs or self.manifest.policy.pairs
+        self.schedule = schedule_for(self.manifest, options.pairs)
+        # Baseline instruction counts per (base revision, workload): a campaign judges many
+        # candidates against one base, and the baseline's count cannot change.
+        self._baseline_ir: dict[tuple[str, str], InstructionReading] = {}
         self.gates: list[GateRecord] = []
         self.timings: dict[str, float] = {}
 
@@ -190,7 +208,14 @@ class Judge:
         facts = {
             "machine": describe_environment(go=None).as_dict(),
             "toolchain": self.toolchain.versions(),
-            "pairs": self.pairs,
+            "schedule": {
+                "round_pairs": self.schedule.round_pairs,
+                "max_pairs": self.schedule.max_pairs,
+                "alpha": self.schedule.alpha,
+                "looks": self.schedule.looks(),
+            },
+            "lane": self.manifest.lane,
+            "instruction_lane": self._instructions_on(),
             "target_folder": str(self.target_rel),
         }
         candidate_id = self.ledger.start_candidate(
@@ -208,7 +233,7 @@ class Judge:
         try:
             evidence, series = self._evidence(candidate_id, patch)
         except _Ended as ended:
-            evidence, series = ended.evidence, 1
+            evidence, series = ended.evidence, 0
         except BaseException as exc:
             self.timings["total"] = time.perf_counter() - started
             self.ledger.finish(
@@ -222,7 +247,8 @@ class Judge:
             )
             raise
         self.timings["total"] = time.perf_counter() - started
-        verdict = decide(evidence, self.manifest.policy.rules())
+        verdict = decide(evidence, self.manifest.rules())
+        self.ledger.add_comparisons(candidate_id, evidence.comparisons)
         self.ledger.finish(
             candidate_id,
             verdict=verdict.verdict,
@@ -239,7 +265,8 @@ class Judge:
             sandbox=self.sandbox.name,
             base_rev=self.base_rev,
             timings=dict(self.timings),
-            series=series,
+            looks=series,
+            pairs=_pairs(evidence.comparisons),
         )
 
     def _evidence(self, candidate_id: int, patch: str) -> tuple[Evidence, int]:
@@ -404,115 +431,105 @@ class Judge:
     def _measure(
         self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult
     ) -> tuple[Evidence, int]:
-        chosen = [w for w in self.manifest.workloads if w.tier == "representative"]
         with self._stage("measure"):
-            measured = {w.id: self._series(candidate_id, sides, behaviour, w, 0) for w in chosen}
-            evidence = self._evidence_from(measured, sides)
-            rules = self.manifest.policy.rules()
-            series = 1
-            why = needs_confirmation(evidence, rules)
-            if why:
-                self.progress("confirm", " ".join(why))
-                for w in chosen:
-                    more = self._series(candidate_id, sides, behaviour, w, 1)
-                    measured[w.id] = measured[w.id].extend(more)
-                evidence = replace(self._evidence_from(measured, sides), series=2)
-                series = 2
-            evidence = self._holdout(candidate_id, sides, behaviour, measured, evidence)
-        return evidence, series
+            fixed = [*self._instructions(candidate_id, sides, behaviour), *self._size(sides)]
+            measurement = SequentialMeasurement(
+                manifest=self.manifest,
+                sandbox=self.sandbox,
+                programs={
+                    "baseline": sides.programs["baseline"],
+                    "candidate": sides.programs["candidate"],
+                },
+                checks=behaviour.check_for,
+                schedule=self.schedule,
+                sinks=Sinks(
+                    sample=lambda index, workload, sample: self._sample(
+                        candidate_id, index, workload, sample
+                    ),
+                    gate=lambda name, passed, seconds, reasons, detail: self._gate(
+                        candidate_id, name, passed, seconds, reasons, detail
+                    ),
+                    progress=self.progress,
+                ),
+                fixed_readings=fixed,
+            )
+            evidence = measurement.run()
+        return evidence, evidence.look
 
-    def _holdout(
-        self,
-        candidate_id: int,
-        sides: _Sides,
-        behaviour: BehaviourResult,
-        measured: dict[str, PairSeries],
-        evidence: Evidence,
-    ) -> Evidence:
-        """An accept stands only once the holdout workloads are measured and do not regress."""
-        holdout = [w for w in self.manifest.workloads if w.tier == "holdout"]
-        if not holdout or decide(evidence, self.manifest.policy.rules()).verdict != "accepted":
-            return evidence
-        self.progress("holdout", f"measuring {len(holdout)} holdout workload(s)")
-        for w in holdout:
-            measured[w.id] = self._series(candidate_id, sides, behaviour, w, 0)
-        return replace(self._evidence_from(measured, sides), series=evidence.series)
+    def _sample(self, candidate_id: int, index: int, workload: str, sample: Sample) -> None:
+        # Each sample is committed as it is taken, so a crash or Ctrl-C keeps every run so far.
+        # Outside the timed region: the runner calls back between runs.
+        if not sample.warmup:
+            self.ledger.add_samples(candidate_id, [_row(index, workload, sample)])
+        if self.on_sample is not None:
+            self.on_sample(sample)
 
-    def _series(
-        self,
-        candidate_id: int,
-        sides: _Sides,
-        behaviour: BehaviourResult,
-        workload: Workload,
-        series: int,
-    ) -> PairSeries:
-        self.progress("measure", f"{workload.id}: {self.pairs} pairs (series {series + 1})")
+    def _instructions(
+        self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult
+    ) -> list[Comparison]:
+        """The instruction lane on every representative workload (baseline counts cached)."""
+        lane = self.manifest.instructions
+        if not self._instructions_on():
+            return []
+        found: list[Comparison] = []
         prefix = tuple(self.manifest.target.prefix)
-
-        def record(sample: Sample) -> None:
-            # Each sample is committed as it is taken, so a crash or Ctrl-C keeps every run so
-            # far. Outside the timed region: the runner calls back between runs.
-            if not sample.warmup:
-                self.ledger.add_samples(candidate_id, [_row(series, workload.id, sample)])
-            if self.on_sample is not None:
-                self.on_sample(sample)
-
-        start = time.perf_counter()
-        measured = measure_pairs(
-            Invocation(sides.programs["baseline"], workload, prefix),
-            Invocation(sides.programs["candidate"], workload, prefix),
-            pairs=self.pairs,
-            sandbox=self.sandbox,
-            check=behaviour.check_for(workload.id),
-            timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
-            on_sample=record,
-        )
-        window = measured.loads[-1]
-        cores = os.cpu_count() or 1
-        detail = {
-            "workload": workload.id,
-            "series": series,
-            "pairs": measured.pairs,
-            "timeout_s": measured.timeouts_s[-1],
-            "load_before": window.before.one,
-            "load_after": window.after.one,
-            "contended": contended(window.before, window.after, cores),
-            "mismatches": [m.describe() for m in measured.mismatches],
-        }
-        error = measured.measurement_error
-        reasons = () if error is None else (error.message,)
-        self._gate(
-            candidate_id,
-            f"measure:{workload.id}",
-            error is None and not measured.mismatches,
-            time.perf_counter() - start,
-            reasons,
-            detail,
-        )
-        return measured
-
-    def _evidence_from(self, measured: dict[str, PairSeries], sides: _Sides) -> Evidence:
-        tiers = {w.id: w.tier for w in self.manifest.workloads}
-        limit = self.manifest.policy.guardrail_limit_pct
-        comparisons: list[Comparison] = []
-        failures: list[str] = []
-        mismatches: list[str] = []
-        for workload_id, series in measured.items():
-            comparisons += series_comparisons(series, tier=tiers[workload_id], limit_pct=limit)
-            mismatches += [m.describe() for m in series.mismatches]
-            if series.measurement_error is not None:
-                failures.append(
-                    f"measurement of {workload_id} failed: {series.measurement_error.message}"
+        for workload in self.manifest.workloads:
+            if workload.tier != "representative":
+                continue
+            start = time.perf_counter()
+            self.progress("instructions", f"{workload.id}: counting under Cachegrind")
+            check = behaviour.check_for(workload.id)
+            readings = {}
+            for side in ("baseline", "candidate"):
+                key = (self.base_rev, workload.id)
+                if side == "baseline" and key in self._baseline_ir:
+                    readings[side] = self._baseline_ir[key]
+                    continue
+                readings[side] = count_instructions(
+                    Invocation(sides.programs[side], workload, prefix),
+                    sandbox=self.sandbox,
+                    timeout_s=lane.timeout_s,
+                    repeats=self._repeats(side),
+                    check=check,
                 )
-        comparisons += self._size(sides)
-        return Evidence(
-            behaviour_matches=not mismatches,
-            failure_summary=tuple(failures),
-            safety_checks_passed=True,
-            representative_evidence=True,
-            comparisons=tuple(comparisons),
-            behaviour_detail=tuple(mismatches),
-        )
+                if side == "baseline" and readings[side].stable:
+                    self._baseline_ir[key] = readings[side]
+            comparison = instruction_comparison(
+                readings["baseline"], readings["candidate"], tier=workload.tier
+            )
+            self._gate(
+                candidate_id,
+                f"instructions:{workload.id}",
+                comparison.exact,
+                time.perf_counter() - start,
+                () if comparison.exact else (comparison.note,),
+                {
+                    "baseline": [r.ir for r in readings["baseline"].runs],
+                    "candidate": [r.ir for r in readings["candidate"].runs],
+                    "figure": comparison.render(),
+                },
+            )
+            found.append(comparison)
+        return found
+
+    def _instructions_on(self) -> bool:
+        if self.options.instructions is not None:
+            return self.options.instructions
+        return self.manifest.counts_instructions
+
+    def _repeats(self, side: str) -> int:
+        """Runs a side under Cachegrind.
+
+        The baseline always runs `repeats` times: that is the lane's proof that the target
+        counts deterministically under the lane's settings. A candidate runs once when the
+        lane is a secondary reading (its count only informs), and `repeats` times when the
+        verdict rests on it, so a candidate that brings nondeterminism cannot win on one lucky
+        count. Each run of a Go example costs 3 to 12 s under Cachegrind (docs/adr/0021).
+        """
+        lane = self.manifest.instructions
+        if side == "baseline" or self.manifest.policy.primary_metric == "instructions":
+            return lane.repeats
+        return 1
 
     def _size(self, sides: _Sides) -> list[Comparison]:
         base = sides.programs["baseline"].binary_size
@@ -534,7 +551,14 @@ def _row(series: int, workload: str, s: Sample) -> SampleRow:
         s.max_rss_kib,
         s.exit_code,
         s.stdout_sha256,
+        s.env_pad,
+        s.reported,
     )
+
+
+def _pairs(comparisons: tuple[Comparison, ...]) -> dict[str, int]:
+    """Pairs behind each workload's timed reading."""
+    return {c.workload: c.n for c in comparisons if c.lane == "timed" and c.metric == "wall"}
 
 
 def _error_text(exc: BaseException) -> str:

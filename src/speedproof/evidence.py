@@ -41,6 +41,10 @@ class Comparison:
     lower_is_better: bool = True
     lane: str = "timed"
     extra: tuple[tuple[str, float | None], ...] = ()
+    # A deterministic reading (instruction counts, binary size): repeated runs gave identical
+    # values, so one run a side is the whole truth and no test is needed. Such a reading is
+    # `significant` exactly when the two sides differ.
+    exact: bool = False
     # Why a figure is missing or degenerate, in words ("fewer than 4 samples a side", "the
     # baseline mean is 0, so no relative change exists"); empty when the figures are ordinary.
     note: str = ""
@@ -73,6 +77,12 @@ class PolicyRules:
     guardrail_limit_pct: float = 2.0
     guardrails: tuple[str, ...] = ("cpu", "memory")
     statistical_support_required: bool = True
+    # Per-metric limits that replace `guardrail_limit_pct` (a reported metric's tolerance).
+    limits: tuple[tuple[str, float], ...] = ()
+
+    def limit_for(self, metric: str) -> float:
+        """How much worse than the baseline `metric` may read, in %."""
+        return dict(self.limits).get(metric, self.guardrail_limit_pct)
 
 
 @dataclass(frozen=True)
@@ -86,9 +96,15 @@ class Evidence:
     comparisons: tuple[Comparison, ...]
     behaviour_detail: tuple[str, ...] = ()
     safety_detail: tuple[str, ...] = ()
-    # How many series of pairs the comparisons pool: 1, or 2 after a confirmation series was
-    # concatenated to the first. The policy asks for at most one confirmation.
-    series: int = 1
+    # Which look of the sequential schedule this evidence comes from (1-based), whether it is the
+    # last one allowed, and the level every `significant` in `comparisons` was decided at
+    # (the look's share of the error budget, after Holm across workloads).
+    look: int = 1
+    final: bool = True
+    alpha: float = 0.05
+    # Said of the measurement, not of the candidate (a contended machine, an unstable lane):
+    # carried into the verdict's notes, never a reason.
+    measurement_notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 from speedproof.errors import InfrastructureError
 
 LEDGER_FILE = "ledger.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -64,7 +64,9 @@ CREATE TABLE IF NOT EXISTS samples (
     cpu_s REAL,
     max_rss_kib INTEGER,
     exit_code INTEGER,
-    stdout_sha256 TEXT
+    stdout_sha256 TEXT,
+    env_pad INTEGER,
+    reported TEXT
 );
 CREATE TABLE IF NOT EXISTS comparisons (
     candidate_id INTEGER NOT NULL REFERENCES candidates(id),
@@ -83,7 +85,52 @@ CREATE TABLE IF NOT EXISTS verdicts (
     timings TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS samples_by_candidate ON samples(candidate_id);
+CREATE TABLE IF NOT EXISTS campaigns (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    target TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    base_rev TEXT NOT NULL,
+    options TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    campaign TEXT,
+    candidate_id INTEGER REFERENCES candidates(id),
+    created_at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS role_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    campaign TEXT,
+    candidate_id INTEGER REFERENCES candidates(id),
+    created_at TEXT NOT NULL,
+    role TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL,
+    duration_s REAL NOT NULL,
+    ok INTEGER NOT NULL,
+    rejection TEXT,
+    prompt_sha256 TEXT NOT NULL,
+    answer TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS concerns (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+    created_at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_campaign ON events(campaign);
+CREATE INDEX IF NOT EXISTS role_calls_by_campaign ON role_calls(campaign);
 """
+# Columns added after version 1, for ledgers written by an older speedproof: (table, column, type).
+_ADDED_COLUMNS = (("samples", "env_pad", "INTEGER"), ("samples", "reported", "TEXT"))
 
 
 def _now() -> str:
@@ -118,6 +165,28 @@ class SampleRow:
     max_rss_kib: int
     exit_code: int
     stdout_sha256: str
+    env_pad: int = 0
+    # Reported metrics of this run as (name, value) pairs; empty outside the reported lane.
+    reported: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class RoleCall:
+    """One model turn of a campaign role, with what it cost; `answer` is the raw text."""
+
+    campaign: str | None
+    candidate_id: int | None
+    role: str
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    duration_s: float
+    ok: bool
+    rejection: str | None
+    prompt_sha256: str
+    answer: str
 
 
 class Ledger:
@@ -137,9 +206,31 @@ class Ledger:
         # matters: Ctrl-C, OOM, a killed campaign) without an fsync per sample.
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self._upgrade()
         self._db.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
         )
+
+    def _upgrade(self) -> None:
+        """Add the columns a version-1 ledger lacks; rows already written keep NULL there."""
+        for table, column, kind in _ADDED_COLUMNS:
+            have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        self._db.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema' AND CAST(value AS INTEGER) < ?",
+            (str(SCHEMA_VERSION), SCHEMA_VERSION),
+        )
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One committed write; the records of campaigns and calibrations use it too."""
+        with self._tx() as db:
+            yield db
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows as dictionaries: the one read path for modules that keep their own records."""
+        return [dict(row) for row in self._db.execute(sql, tuple(params))]
 
     @classmethod
     def in_folder(cls, folder: Path) -> Ledger:
@@ -225,7 +316,9 @@ class Ledger:
     def add_samples(self, candidate_id: int, rows: Sequence[SampleRow]) -> None:
         with self._tx() as db:
             db.executemany(
-                "INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO samples(candidate_id, series, workload, side, pair_index, position,"
+                " wall_s, cpu_s, max_rss_kib, exit_code, stdout_sha256, env_pad, reported)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (
                         candidate_id,
@@ -239,6 +332,8 @@ class Ledger:
                         r.max_rss_kib,
                         r.exit_code,
                         r.stdout_sha256,
+                        r.env_pad,
+                        dumps(dict(r.reported)) if r.reported else None,
                     )
                     for r in rows
                 ],
@@ -277,6 +372,96 @@ class Ledger:
                     dumps(timings),
                 ),
             )
+
+    # ----- campaigns, events, role calls, concerns ----------------------------------------
+
+    def start_campaign(
+        self, campaign: str, *, target: str, repo: Path, base_rev: str, options: dict[str, Any]
+    ) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO campaigns(id, created_at, target, repo, base_rev, options)"
+                " VALUES (?,?,?,?,?,?)",
+                (campaign, _now(), target, str(repo), base_rev, dumps(options)),
+            )
+
+    def campaign(self, campaign: str) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM campaigns WHERE id = ?", (campaign,))
+        if not rows:
+            return None
+        return {**rows[0], "options": json.loads(rows[0]["options"])}
+
+    def add_event(
+        self,
+        campaign: str | None,
+        kind: str,
+        body: dict[str, Any],
+        *,
+        candidate_id: int | None = None,
+    ) -> int:
+        """One thing that happened: a campaign's start, a resume, an exit, a calibration …"""
+        with self._tx() as db:
+            cursor = db.execute(
+                "INSERT INTO events(campaign, candidate_id, created_at, kind, body)"
+                " VALUES (?,?,?,?,?)",
+                (campaign, candidate_id, _now(), kind, dumps(body)),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def events(self, campaign: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+        """Events in order; `campaign=None` reads the ones recorded outside any campaign."""
+        sql = "SELECT * FROM events WHERE campaign IS ?"
+        params: list[Any] = [campaign]
+        if kind is not None:
+            sql += " AND kind = ?"
+            params.append(kind)
+        return [
+            {**row, "body": json.loads(row["body"])}
+            for row in self.query(sql + " ORDER BY id", params)
+        ]
+
+    def add_role_call(self, call: RoleCall) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO role_calls(campaign, candidate_id, created_at, role, provider, model,"
+                " input_tokens, output_tokens, cost_usd, duration_s, ok, rejection,"
+                " prompt_sha256, answer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    call.campaign,
+                    call.candidate_id,
+                    _now(),
+                    call.role,
+                    call.provider,
+                    call.model,
+                    call.input_tokens,
+                    call.output_tokens,
+                    call.cost_usd,
+                    call.duration_s,
+                    int(call.ok),
+                    call.rejection,
+                    call.prompt_sha256,
+                    call.answer,
+                ),
+            )
+
+    def role_calls(self, campaign: str) -> list[dict[str, Any]]:
+        return self.query("SELECT * FROM role_calls WHERE campaign = ? ORDER BY id", (campaign,))
+
+    def add_concern(self, candidate_id: int, *, source: str, severity: str, text: str) -> None:
+        """A reviewer's (or an advisor's) concern: stored and shown, never given to the policy."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO concerns(candidate_id, created_at, source, severity, text)"
+                " VALUES (?,?,?,?,?)",
+                (candidate_id, _now(), source, severity, text),
+            )
+
+    def concerns(self, candidate_id: int) -> list[dict[str, Any]]:
+        return self.query(
+            "SELECT source, severity, text, created_at FROM concerns WHERE candidate_id = ?"
+            " ORDER BY id",
+            (candidate_id,),
+        )
 
     # ----- reading -------------------------------------------------------------------------
 
@@ -329,10 +514,11 @@ class Ledger:
             )
         ]
         record["samples"] = [
-            dict(s)
+            {**dict(s), "reported": json.loads(s["reported"]) if s["reported"] else None}
             for s in self._db.execute(
                 "SELECT series, workload, side, pair_index, position, wall_s, cpu_s,"
-                " max_rss_kib, exit_code, stdout_sha256 FROM samples WHERE candidate_id = ?"
+                " max_rss_kib, exit_code, stdout_sha256, env_pad, reported FROM samples"
+                " WHERE candidate_id = ?"
                 " ORDER BY series, workload, pair_index, position",
                 (candidate_id,),
             )

@@ -18,6 +18,8 @@ Language = Literal["go", "python", "command"]
 Runner = Literal["go", "pytest", "command"]
 TierName = Literal["representative", "plausible", "stress", "holdout"]
 MetricName = Literal["wall", "cpu", "memory", "binary_size", "instructions"]
+BUILT_IN_METRICS: tuple[str, ...] = ("wall", "cpu", "memory", "binary_size", "instructions")
+Direction = Literal["lower", "higher"]
 
 
 class _Strict(BaseModel):
@@ -86,6 +88,9 @@ class Normalise(_Strict):
 
 
 class Behaviour(_Strict):
+    # A benchmark that prints its metrics (the reported lane) sets compare_stdout = false: its
+    # stdout is measurement, not behaviour.
+    compare_stdout: bool = True
     compare_stderr: bool = True
     # Files a workload writes, relative to the target folder; compared by digest like stdout.
     output_files: list[str] = []
@@ -102,23 +107,83 @@ class Sandbox(_Strict):
 
 
 class Policy(_Strict):
-    primary_metric: MetricName = "wall"
+    # A built-in metric, or the primary metric of the [reported] block.
+    primary_metric: str = "wall"
     accept_floor_pct: float = Field(default=3.0, gt=0)
     guardrail_limit_pct: float = Field(default=2.0, gt=0)
-    guardrails: list[MetricName] = ["cpu", "memory"]
+    guardrails: list[str] = ["cpu", "memory"]
     statistical_support_required: bool = True
-    pairs: int = Field(default=25, ge=4, le=1000)
+    # The sequential schedule (docs/adr/0020): measure `round_pairs` pairs a round and stop as
+    # soon as the verdict is certain, never past `max_pairs`; `alpha` is spent across the looks.
+    round_pairs: int = Field(default=10, ge=4, le=1000)
+    max_pairs: int = Field(default=50, ge=4, le=10000)
+    alpha: float = Field(default=0.05, gt=0, lt=0.5)
+    # A fixed schedule instead: exactly this many pairs, one look.
+    pairs: int | None = Field(default=None, ge=4, le=10000)
     timeout_multiple: float = Field(default=2.0, ge=1.0)
     timeout_floor_s: float = Field(default=30.0, gt=0)
 
-    def rules(self) -> PolicyRules:
+    @model_validator(mode="after")
+    def _schedule_sound(self) -> Policy:
+        if self.max_pairs < self.round_pairs:
+            raise ValueError(
+                f"max_pairs ({self.max_pairs}) must be at least round_pairs ({self.round_pairs})"
+            )
+        return self
+
+    def rules(self, reported: Reported | None = None) -> PolicyRules:
+        if reported is None:
+            return PolicyRules(
+                primary_metric=self.primary_metric,
+                accept_floor_pct=self.accept_floor_pct,
+                guardrail_limit_pct=self.guardrail_limit_pct,
+                guardrails=tuple(self.guardrails),
+                statistical_support_required=self.statistical_support_required,
+            )
         return PolicyRules(
-            primary_metric=self.primary_metric,
-            accept_floor_pct=self.accept_floor_pct,
+            primary_metric=reported.primary,
+            accept_floor_pct=reported.min_delta_pct,
             guardrail_limit_pct=self.guardrail_limit_pct,
-            guardrails=tuple(self.guardrails),
+            guardrails=(*self.guardrails, *(p.name for p in reported.protected)),
             statistical_support_required=self.statistical_support_required,
+            limits=tuple((p.name, p.tolerance_pct) for p in reported.protected),
         )
+
+
+class Instructions(_Strict):
+    """The instruction-count lane: Cachegrind `Ir` of every representative workload.
+
+    Unset, the lane is on for Python and command targets and off for Go: the Go runtime's map
+    seeds and its monitor thread make two runs of one binary differ by about 0.15 % whatever
+    the settings (docs/adr/0021), so on Go the lane would only ever report itself unstable.
+    `enabled = true` turns it on for Go anyway.
+    """
+
+    enabled: bool | None = None
+    # Runs a side; the counts must agree exactly or the lane reports itself unstable.
+    repeats: int = Field(default=2, ge=2, le=10)
+    timeout_s: float = Field(default=600.0, gt=0)
+
+
+class ProtectedMetric(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+    direction: Direction
+    # How much worse than the baseline this metric may read before the candidate is rejected.
+    tolerance_pct: float = Field(gt=0)
+
+
+class Reported(_Strict):
+    """The reported-metric lane: every workload run prints a JSON object of metrics."""
+
+    primary: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+    direction: Direction
+    min_delta_pct: float = Field(default=3.0, gt=0)
+    # Pairs measured (one look: a benchmark that prints metrics is usually slow).
+    repeats: int = Field(default=10, ge=4, le=1000)
+    protected: list[ProtectedMetric] = []
+
+    def directions(self) -> dict[str, Direction]:
+        return {self.primary: self.direction, **{p.name: p.direction for p in self.protected}}
 
 
 class Manifest(_Strict):
@@ -129,6 +194,8 @@ class Manifest(_Strict):
     protect: Protect = Protect()
     sandbox: Sandbox = Sandbox()
     policy: Policy = Policy()
+    instructions: Instructions = Instructions()
+    reported: Reported | None = None
 
     @model_validator(mode="after")
     def _workloads_sound(self) -> Manifest:
@@ -139,6 +206,43 @@ class Manifest(_Strict):
         if not any(w.tier == "representative" for w in self.workloads):
             raise ValueError("at least one workload must have tier = 'representative'")
         return self
+
+    @model_validator(mode="after")
+    def _metrics_known(self) -> Manifest:
+        known = set(BUILT_IN_METRICS)
+        if self.reported is not None:
+            known |= set(self.reported.directions())
+            if self.behaviour.compare_stdout:
+                raise ValueError(
+                    "a [reported] target prints its metrics on stdout: set "
+                    "behaviour.compare_stdout = false"
+                )
+        named = [self.policy.primary_metric, *self.policy.guardrails]
+        unknown = sorted({m for m in named if m not in known})
+        if unknown:
+            raise ValueError(f"unknown metric(s) in [policy]: {', '.join(unknown)}")
+        if self.policy.primary_metric == "instructions" and self.instructions.enabled is False:
+            raise ValueError("primary_metric = 'instructions' needs [instructions] enabled = true")
+        return self
+
+    def rules(self) -> PolicyRules:
+        """The policy's rules, with the [reported] block's metrics when there is one."""
+        return self.policy.rules(self.reported)
+
+    @property
+    def counts_instructions(self) -> bool:
+        """Whether the instruction lane runs: the manifest's word, or the language default."""
+        enabled = self.instructions.enabled
+        if enabled is None:
+            return self.target.language != "go" or self.policy.primary_metric == "instructions"
+        return enabled
+
+    @property
+    def lane(self) -> str:
+        """The lane the primary metric is read from: timed, instructions or reported."""
+        if self.reported is not None:
+            return "reported"
+        return "instructions" if self.policy.primary_metric == "instructions" else "timed"
 
     def input_files(self) -> list[str]:
         """Every file a workload reads: declared inputs and stdin (target-relative)."""

@@ -7,7 +7,12 @@ record (tests/test_policy.py parses this file and enforces the allow-list).
 `decide` looks at the evidence in a fixed order and the first step that fails names the verdict:
 behaviour → gates → safety → representative evidence → guardrails → regressions → improvement.
 Guardrail and regression failures are collected together, so a rejection lists all of them.
-The limit for "worse" is `guardrail_limit_pct` for every metric, the primary one included.
+The limit for "worse" is `rules.limit_for(metric)`: `guardrail_limit_pct` for every metric, the
+primary one included, unless the manifest gives a metric its own tolerance.
+
+`keep_measuring` tells the caller whether another round of pairs can still change the verdict;
+the statistics behind each `significant` already spent that look's share of the error budget
+(docs/adr/0020), so the policy never peeks at fixed-horizon p-values.
 """
 
 from __future__ import annotations
@@ -23,74 +28,70 @@ MIN_SAMPLES = 4
 # Tiers whose guardrail metrics are judged. Holdout workloads are judged only on the primary
 # metric: they exist to catch a patch tuned to the other tiers, not to police every metric.
 GUARDED_TIERS = ("representative", "plausible", "stress")
-# An accept resting on less than this multiple of the floor is measured once more: an A/A
-# reading lands above the 3 % floor a few % of the time at 8 % noise, almost never above 6 %.
-CONFIRM_MULTIPLE = 2.0
-# A worsening this improbable under no change rejects without a confirmation series.
-DECISIVE_P = 0.001
+# The lane whose deterministic readings are worth a sentence when the timed lane cannot decide.
+INSTRUCTIONS = "instructions"
 
 
 def decide(evidence: Evidence, rules: PolicyRules) -> Verdict:
     """The verdict on one patch; see the module docstring for the order of the steps."""
-    return _judge(evidence, rules)[0]
+    verdict = _judge(evidence, rules)
+    if not evidence.measurement_notes:
+        return verdict
+    notes = (*verdict.notes, *evidence.measurement_notes)
+    return Verdict(verdict.verdict, verdict.reasons, verdict.rests_on, verdict.lane, notes)
 
 
-def needs_confirmation(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
-    """Why one confirmation series of the same size must be measured; empty when none.
+def keep_measuring(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
+    """Why another round of pairs must be measured; empty when the verdict is settled.
 
-    Asked for when a reading of the primary metric or a judged guardrail metric is worse than
-    the limit without being significant, when an accept rests on an improvement below twice the
-    floor, or when a rejection rests on measured worsenings from a single series (a regression
-    must prove itself as much as a win). Never asked for when a gate decided (more pairs cannot
-    undo a changed behaviour or a failed test), for a deterministic reading such as binary size,
-    nor once a confirmation series is already pooled.
+    Every `significant` was decided at the look's share of the error budget and every interval
+    is that look's simultaneous interval, so a verdict taken at any look is as trustworthy as
+    one taken at the end. A verdict is settled when a gate decided, when the candidate is
+    accepted or rejected, at the last look, or when neither can happen any more: no
+    representative reading's interval reaches the floor, and no judged reading's interval
+    reaches beyond its limit.
     """
-    if evidence.series > 1 or _gate_verdict(evidence) is not None:
+    if evidence.final or _gate_verdict(evidence) is not None:
         return ()
-    verdict, accepted_on = _judge(evidence, rules)
-    if verdict.verdict == "rejected":
-        return _confirm_rejection(evidence, rules)
+    if _judge(evidence, rules).verdict != "inconclusive":
+        return ()
+    floor = rules.accept_floor_pct
     reasons = [
-        f"{c.metric} on workload {c.workload} reads {c.render()}, worse than the "
-        f"{rules.guardrail_limit_pct:g}% limit but not significant; a second series tells "
-        "whether the worsening is real."
-        for c in _judged_worsenings(evidence, rules)
-        if not c.significant
+        f"{c.metric} on workload {c.workload} could still improve by {_best_end(c):.2f}% "
+        f"({_interval(c)}), at least the {floor:g}% floor."
+        for c in _representative(evidence, rules)
+        if not c.exact and _best_end(c) >= floor
     ]
-    threshold = CONFIRM_MULTIPLE * rules.accept_floor_pct
-    if accepted_on is not None and accepted_on.improvement_pct < threshold:
-        reasons.append(
-            f"the accept rests on an improvement of {accepted_on.improvement_pct:.2f}% on "
-            f"workload {accepted_on.workload}, less than {threshold:g}% (twice the "
-            f"{rules.accept_floor_pct:g}% floor); a second series must confirm it."
-        )
+    reasons += [
+        f"{c.metric} on workload {c.workload} could still be {-_worst_end(c):.2f}% worse "
+        f"({_interval(c)}), beyond the {rules.limit_for(c.metric):g}% limit."
+        for c in evidence.comparisons
+        if _judged(c, rules)
+        and not c.exact
+        and c.finite
+        and _worst_end(c) < -rules.limit_for(c.metric)
+    ]
     return tuple(reasons)
 
 
-def _confirm_rejection(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
-    """A regression must prove itself as much as a win.
-
-    With 7 judged readings a candidate (2 workloads x 3 metrics + binary size), one reading of
-    the first series is "significantly worse" by chance about 1 time in 5, so a rejection from
-    one series is re-measured, unless a reading is decisive (p below DECISIVE_P: by chance
-    about 0.7 % of the time across 7 readings) or deterministic (n = 1, binary size).
-    """
-    worse = [c for c in _judged_worsenings(evidence, rules) if c.significant]
-    if any(c.n <= 1 or (c.p_value is not None and c.p_value < DECISIVE_P) for c in worse):
-        return ()
-    return tuple(
-        f"{c.metric} on workload {c.workload} reads {c.render()}, significantly worse than "
-        f"the {rules.guardrail_limit_pct:g}% limit in one series; a second series must "
-        "confirm the regression before it rejects."
-        for c in worse
-    )
+def _interval(c: Comparison) -> str:
+    return f"interval [{c.ci_low_pct:+.2f}%, {c.ci_high_pct:+.2f}%]"
 
 
-def _judge(evidence: Evidence, rules: PolicyRules) -> tuple[Verdict, Comparison | None]:
-    """The verdict, and the comparison an accept rests on (None unless accepted)."""
+def _best_end(c: Comparison) -> float:
+    """The most favourable improvement the reading's interval allows, in %."""
+    return -c.ci_low_pct if c.lower_is_better else c.ci_high_pct
+
+
+def _worst_end(c: Comparison) -> float:
+    """The least favourable improvement the reading's interval allows (negative is worse)."""
+    return -c.ci_high_pct if c.lower_is_better else c.ci_low_pct
+
+
+def _judge(evidence: Evidence, rules: PolicyRules) -> Verdict:
     early = _gate_verdict(evidence) or _representative_verdict(evidence, rules)
     if early is not None:
-        return early, None
+        return early
     notes = _notes(evidence, rules)
     # Guardrail failures first, then regressions of the primary metric: the documented order.
     worsenings = sorted(
@@ -98,7 +99,7 @@ def _judge(evidence: Evidence, rules: PolicyRules) -> tuple[Verdict, Comparison 
     )
     failures = [reason for reason in (_why_rejected(c, rules) for c in worsenings) if reason]
     if failures:
-        return Verdict("rejected", tuple(failures), notes=notes), None
+        return Verdict("rejected", tuple(failures), notes=notes)
     return _improvement(evidence, rules, notes)
 
 
@@ -128,10 +129,10 @@ def _representative_verdict(evidence: Evidence, rules: PolicyRules) -> Verdict |
     if not any(_representative(evidence, rules)):
         reason = (
             f"no representative evidence: no representative workload has a "
-            f"{rules.primary_metric} reading with at least {MIN_SAMPLES} samples a side and a "
-            "finite change."
+            f"{rules.primary_metric} reading with at least {MIN_SAMPLES} samples a side (or "
+            "an exact reading) and a finite change."
         )
-        return Verdict("inconclusive", (reason,))
+        return Verdict("inconclusive", (reason,), notes=_lane_notes(evidence, rules))
     return None
 
 
@@ -141,7 +142,7 @@ def _representative(evidence: Evidence, rules: PolicyRules) -> Iterator[Comparis
         if (
             c.metric == rules.primary_metric
             and c.tier == "representative"
-            and c.n >= MIN_SAMPLES
+            and (c.exact or c.n >= MIN_SAMPLES)
             and math.isfinite(c.delta_pct)
         ):
             yield c
@@ -160,7 +161,7 @@ def _judged_worsenings(evidence: Evidence, rules: PolicyRules) -> Iterator[Compa
         if (
             _judged(c, rules)
             and math.isfinite(c.delta_pct)
-            and c.improvement_pct < -rules.guardrail_limit_pct
+            and c.improvement_pct < -rules.limit_for(c.metric)
         ):
             yield c
 
@@ -174,23 +175,23 @@ def _why_rejected(c: Comparison, rules: PolicyRules) -> str:
     why = "" if c.significant else "; statistical support is not required, so the mean decides"
     return (
         f"{c.metric} is {how} on workload {c.workload} ({c.tier}): {c.render()}, beyond the "
-        f"{rules.guardrail_limit_pct:g}% {kind}{why}."
+        f"{rules.limit_for(c.metric):g}% {kind}{why}."
     )
 
 
 def _notes(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
     """What the user should know that did not decide the verdict."""
     notes: list[str] = []
-    limit = rules.guardrail_limit_pct
     for c in evidence.comparisons:
+        limit = rules.limit_for(c.metric)
         if not math.isfinite(c.delta_pct):
             notes.append(f"{c.metric} on workload {c.workload} cannot be judged: {c.note}.")
         elif c.improvement_pct >= -limit:
             continue
         elif not _judged(c, rules):
             notes.append(
-                f"{c.metric} on holdout workload {c.workload} reads {c.render()}, worse than the "
-                f"{limit:g}% limit; holdout workloads are judged on {rules.primary_metric} only."
+                f"{c.metric} on {c.tier} workload {c.workload} reads {c.render()}, worse than "
+                f"the {limit:g}% limit; it is not a judged metric there."
             )
         elif rules.statistical_support_required and not c.significant:
             notes.append(
@@ -200,9 +201,23 @@ def _notes(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _improvement(
-    evidence: Evidence, rules: PolicyRules, notes: tuple[str, ...]
-) -> tuple[Verdict, Comparison | None]:
+def _lane_notes(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
+    """Large deterministic changes in the instruction lane, said when they did not decide."""
+    if rules.primary_metric == INSTRUCTIONS:
+        return ()
+    return tuple(
+        f"the instruction lane shows a deterministic change of {c.delta_pct:+.2f}% on "
+        f"workload {c.workload} ({c.baseline_mean:.0f} → {c.candidate_mean:.0f} Ir); the "
+        f"verdict rests on {rules.primary_metric} as the manifest declares."
+        for c in evidence.comparisons
+        if c.lane == INSTRUCTIONS
+        and c.exact
+        and c.finite
+        and abs(c.delta_pct) >= rules.accept_floor_pct
+    )
+
+
+def _improvement(evidence: Evidence, rules: PolicyRules, notes: tuple[str, ...]) -> Verdict:
     candidates = list(_representative(evidence, rules))
     eligible = [
         c
@@ -215,20 +230,22 @@ def _improvement(
     ]
     if not eligible:
         best = max(candidates, key=lambda c: c.improvement_pct)
-        return Verdict("inconclusive", (_why_not(best, rules),), notes=notes), None
+        lane = _lane_notes(evidence, rules)
+        return Verdict("inconclusive", (_why_not(best, rules), *lane), notes=notes)
     best = max(eligible, key=lambda c: c.improvement_pct)
     reason = (
         f"{best.metric} improved by {best.improvement_pct:.2f}% on workload {best.workload}: "
         f"{best.render()}, at least the {rules.accept_floor_pct:g}% floor; "
         f"{_support(best, rules)}."
     )
-    verdict = Verdict("accepted", (reason,), rests_on=best.workload, lane=best.lane, notes=notes)
-    return verdict, best
+    return Verdict("accepted", (reason,), rests_on=best.workload, lane=best.lane, notes=notes)
 
 
 def _support(c: Comparison, rules: PolicyRules) -> str:
     if not rules.statistical_support_required:
         return "statistical support is not required, so the point estimate decides"
+    if c.exact:
+        return "the reading is exact (repeated runs gave identical counts)"
     return "the change is significant"
 
 
@@ -243,6 +260,5 @@ def _why_not(best: Comparison, rules: PolicyRules) -> str:
     return (
         f"{best.metric} improved by {best.improvement_pct:.2f}% on workload {best.workload}: "
         f"{best.render()}, above the {floor:g}% floor, but the change is not significant "
-        f"(95% interval [{best.ci_low_pct:+.2f}%, {best.ci_high_pct:+.2f}%]), and an accept "
-        "needs a significant improvement."
+        f"({_interval(best)}), and an accept needs a significant improvement."
     )

@@ -99,7 +99,7 @@ def comparison_table(outcome: Outcome) -> Table:
         "change",
         "95% CI",
         "sig",
-        title=f"comparisons (series pooled: {outcome.series})",
+        title=f"comparisons (looks: {outcome.looks}; pairs: {_pairs_text(outcome)})",
     )
     for c in outcome.comparisons:
         table.add_row(
@@ -113,3 +113,7 @@ def comparison_table(outcome: Outcome) -> Table:
             "yes" if c.significant else "no",
         )
     return table
+
+
+def _pairs_text(outcome: Outcome) -> str:
+    return ", ".join(f"{w} {n}" for w, n in outcome.pairs.items()) or "none"

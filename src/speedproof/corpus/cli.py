@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from speedproof.agents.providers.base import Provider
-from speedproof.agents.providers.replay import ReplayProvider
+from speedproof.agents.providers.registry import make_provider
 from speedproof.corpus.judge import CATEGORIES
 from speedproof.errors import SpeedproofError
 
@@ -39,10 +39,8 @@ def _fail(message: str) -> typer.Exit:
 
 
 def provider_from_spec(spec: str) -> Provider:
-    kind, _, rest = spec.partition(":")
-    if kind == "replay" and rest:
-        return ReplayProvider(rest)
-    raise SpeedproofError(f"unknown provider {spec!r}; available: replay:PATH")
+    """Any provider the registry knows: openai:MODEL, anthropic:MODEL, replay:PATH, heuristic."""
+    return make_provider(spec)
 
 
 def _print_leaks(leaks: list[Any]) -> None:

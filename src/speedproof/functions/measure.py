@@ -16,49 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import platform
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from speedproof.errors import InfrastructureError
 from speedproof.functions.case import Json
 from speedproof.functions.jobs import HarnessRun, Mode, job_document, run_harness
 from speedproof.functions.sandbox import Limits, SandboxConfig
-
-
-class MeasurementError(InfrastructureError):
-    """Cachegrind ran but its output is missing or not what this module can read."""
-
-
-def cachegrind_wrapper() -> tuple[str, ...]:
-    """The command prefix that runs the harness under Cachegrind without address randomisation."""
-    return (
-        "setarch",
-        platform.machine(),
-        "-R",
-        "valgrind",
-        "--tool=cachegrind",
-        "--cache-sim=no",
-        "--branch-sim=no",
-        "-q",
-        "--cachegrind-out-file=/proc/self/fd/{side_fd}",
-    )
-
-
-def parse_total_ir(text: str) -> int:
-    """Total Ir from a Cachegrind output file: its `events:` must be Ir alone, one `summary:`."""
-    events = [line for line in text.splitlines() if line.startswith("events:")]
-    summaries = [line for line in text.splitlines() if line.startswith("summary:")]
-    if len(events) != 1 or events[0].split()[1:] != ["Ir"]:
-        raise MeasurementError(f"cachegrind output has events {events!r}, expected one 'Ir'")
-    if len(summaries) != 1:
-        raise MeasurementError(f"cachegrind output has {len(summaries)} summary lines, not 1")
-    fields = summaries[0].split()[1:]
-    if len(fields) != 1 or not fields[0].isdigit():
-        raise MeasurementError(f"unreadable cachegrind summary {summaries[0]!r}")
-    return int(fields[0])
+from speedproof.measure.cachegrind import MeasurementError as MeasurementError
+from speedproof.measure.cachegrind import cachegrind_wrapper as cachegrind_wrapper
+from speedproof.measure.cachegrind import parse_total_ir as parse_total_ir
 
 
 @dataclass(frozen=True)

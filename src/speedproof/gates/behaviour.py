@@ -79,7 +79,8 @@ class Fingerprint:
 
     mode: Mode
     exit_code: int
-    stdout_sha256: str
+    # None when the manifest says compare_stdout = false (a reported-lane benchmark).
+    stdout_sha256: str | None
     # None when the manifest says compare_stderr = false.
     stderr_sha256: str | None
     files: tuple[OutputDigest, ...]
@@ -156,9 +157,12 @@ def observe(
     result: ProcessResult, outputs: Sequence[OutputFile], behaviour: Behaviour, mode: Mode
 ) -> Observation:
     rules = behaviour.normalise
-    stdout_sha, stdout = _canonical_stream(
-        result.stdout, result.stdout_sha256, rules, "stdout", mode
-    )
+    stdout_sha: str | None = None
+    stdout = b""
+    if behaviour.compare_stdout:
+        stdout_sha, stdout = _canonical_stream(
+            result.stdout, result.stdout_sha256, rules, "stdout", mode
+        )
     stderr_sha: str | None = None
     stderr: bytes | None = None
     if behaviour.compare_stderr:
@@ -353,9 +357,9 @@ def _differences(
     exit_words = _exit_difference(reference.exit_code, other.exit_code, expected_exit, labels)
     if exit_words:
         found.append(exit_words)
-    streams: list[tuple[str, str | None, str | None]] = [
-        ("stdout", reference.stdout_sha256, other.stdout_sha256)
-    ]
+    streams: list[tuple[str, str | None, str | None]] = []
+    if reference.stdout_sha256 is not None:
+        streams.append(("stdout", reference.stdout_sha256, other.stdout_sha256))
     if reference.stderr_sha256 is not None:
         streams.append(("stderr", reference.stderr_sha256, other.stderr_sha256))
     for name, a_sha, b_sha in streams:

@@ -1,18 +1,34 @@
-"""Turn measured series into comparisons: one per metric per workload, plus binary size."""
+"""Turn measured series into comparisons: one per metric per workload, plus binary size.
+
+The timed lane's pairs are analysed as pairs (`stats.paired_compare`: per-pair log ratios, a
+paired t and a Wilcoxon signed-rank test) at the current look's level; then, within each metric,
+Holm's correction across the workloads, so that the chance that ANY workload shows a false
+significant change stays at the look's level however many workloads the manifest declares.
+
+The reported lane's metrics (whatever a benchmark prints) are compared unpaired
+(`stats.compare`): such a metric may be 0 (a success rate), and a log ratio of 0 does not exist.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
 from speedproof.evidence import Comparison
-from speedproof.measure.runner import Metric, PairSeries
-from speedproof.stats import compare
+from speedproof.manifest import Manifest
+from speedproof.measure.runner import METRICS, Metric, PairSeries
+from speedproof.stats import compare, holm, paired_compare
 
-TIMED_METRICS: tuple[Metric, ...] = ("wall", "cpu", "memory")
+TIMED_METRICS: tuple[Metric, ...] = METRICS
 
 
-def series_comparisons(series: PairSeries, *, tier: str, limit_pct: float) -> list[Comparison]:
-    """Wall, CPU and peak memory of one workload, from its complete pairs only."""
+def series_comparisons(
+    series: PairSeries, *, tier: str, limit_pct: float, alpha: float = 0.05
+) -> list[Comparison]:
+    """Wall, CPU and peak memory of one workload, from its complete pairs only, as pairs."""
     return [
-        compare(
+        paired_compare(
             series.values("baseline", metric),
             series.values("candidate", metric),
             workload=series.workload,
@@ -20,9 +36,87 @@ def series_comparisons(series: PairSeries, *, tier: str, limit_pct: float) -> li
             tier=tier,
             limit_pct=limit_pct,
             lane="timed",
+            alpha=alpha,
         )
         for metric in TIMED_METRICS
     ]
+
+
+def reported_comparisons(
+    series: PairSeries, *, tier: str, limits: Mapping[str, float], lower: Mapping[str, bool]
+) -> list[Comparison]:
+    """Each reported metric of one workload, unpaired (a reported metric may be 0)."""
+    return [
+        compare(
+            series.values("baseline", metric),
+            series.values("candidate", metric),
+            workload=series.workload,
+            metric=metric,
+            tier=tier,
+            limit_pct=limits[metric],
+            lower_is_better=lower[metric],
+            lane="reported",
+        )
+        for metric in lower
+    ]
+
+
+def holm_within_metrics(comparisons: Sequence[Comparison], alpha: float) -> list[Comparison]:
+    """Holm across workloads within each metric; exact and untested readings pass unchanged.
+
+    A reading stays significant only when its Holm-adjusted p is below `alpha`; its `supported`
+    is recomputed from the new significance and its own interval, and the adjusted p is kept in
+    `extra` as `p_holm`.
+    """
+    tested = [i for i, c in enumerate(comparisons) if c.p_value is not None and not c.exact]
+    adjusted = list(comparisons)
+    for metric in {comparisons[i].metric for i in tested}:
+        family = [i for i in tested if comparisons[i].metric == metric]
+        p_values = [float(comparisons[i].p_value or 0.0) for i in family]
+        for i, p_holm in zip(family, holm(p_values), strict=True):
+            adjusted[i] = _with_holm(comparisons[i], p_holm, alpha)
+    return adjusted
+
+
+def _with_holm(c: Comparison, p_holm: float, alpha: float) -> Comparison:
+    significant = c.significant and p_holm < alpha
+    limit = dict(c.extra).get("limit_pct")
+    rules_out = False
+    if limit is not None and c.finite:
+        rules_out = c.ci_high_pct < limit if c.lower_is_better else c.ci_low_pct > -limit
+    return replace(
+        c,
+        significant=significant,
+        supported=c.finite and (significant or rules_out),
+        extra=(*c.extra, ("p_holm", p_holm)),
+    )
+
+
+def lane_comparisons(
+    measured: Mapping[str, PairSeries],
+    manifest: Manifest,
+    *,
+    tiers: Mapping[str, str],
+    alpha: float,
+) -> list[Comparison]:
+    """Every reading of every measured workload at level `alpha`, Holm within each metric."""
+    rules = manifest.rules()
+    timed: list[Comparison] = []
+    for workload_id, series in measured.items():
+        for c in series_comparisons(
+            series, tier=tiers[workload_id], limit_pct=rules.limit_for("wall"), alpha=alpha
+        ):
+            timed.append(replace(c, extra=(*c.extra, ("limit_pct", rules.limit_for(c.metric)))))
+    found = holm_within_metrics(timed, alpha)
+    reported = manifest.reported
+    if reported is not None:
+        lower = {name: d == "lower" for name, d in reported.directions().items()}
+        limits = {name: rules.limit_for(name) for name in lower}
+        for workload_id, series in measured.items():
+            found += reported_comparisons(
+                series, tier=tiers[workload_id], limits=limits, lower=lower
+            )
+    return found
 
 
 def size_comparison(baseline: int, candidate: int) -> Comparison:
@@ -31,7 +125,7 @@ def size_comparison(baseline: int, candidate: int) -> Comparison:
     It is marked significant when it differs at all (there is no noise to rule out) and always
     supported; the policy's limit then decides whether the growth matters.
     """
-    delta = (candidate - baseline) / baseline * 100.0 if baseline else float("nan")
+    delta = (candidate - baseline) / baseline * 100.0 if baseline else math.nan
     return Comparison(
         workload="(build)",
         metric="binary_size",
@@ -50,4 +144,5 @@ def size_comparison(baseline: int, candidate: int) -> Comparison:
         significant=candidate != baseline,
         supported=True,
         lane="build",
+        exact=True,
     )

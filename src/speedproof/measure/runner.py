@@ -9,23 +9,45 @@ output changes on its 17th run is caught, recorded as a `Mismatch`, and the seri
 
 The timed region is `run_process` alone: removing stale output files, fingerprinting and the
 `on_sample` callback happen between runs, outside the clock. See docs/adr/0003-timed-lane.md.
+
+Environment size: every run gets `SPEEDPROOF_ENV_PAD`, a variable of a random length between 0
+and 4095 bytes, drawn afresh per run for both sides. The size of the environment moves the
+initial stack, and with it the alignment of everything on it; Mytkowicz et al. ("Producing
+wrong data without doing anything obviously wrong!", ASPLOS 2009) measured run-time shifts of
+several percent from that alone. A fixed environment would hand one side a lucky alignment for
+the whole series; a random one turns the bias into noise that both sides share, which the
+pairs then average out. 4096 covers every alignment within a page.
+
+A series can also be one round of a sequential schedule: `first_pair` numbers its pairs after
+the rounds before it, `warmup=0` skips the warm-ups a round after the first does not need, and
+`limit_s` carries the first round's per-run timeout forward.
+
+Reported metrics: a workload that prints a JSON object of metrics on its last stdout line (the
+reported lane) names them in `metrics`; each run's values are kept on its sample, and a run
+that does not print them is a failure of the series, never a silent zero.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from speedproof.manifest import Policy, Workload
 from speedproof.measure.environment import LoadSnapshot, load_snapshot
 from speedproof.measure.process import ProcessResult, run_process
+from speedproof.measure.reported import MetricsError, parse_metrics
 from speedproof.program import Invocation, Side
 from speedproof.sandbox import Sandbox
 
-Metric = Literal["wall", "cpu", "memory"]
-FailureKind = Literal["timeout", "crash"]
+# wall, cpu and memory, or the name of a reported metric.
+Metric = str
+FailureKind = Literal["timeout", "crash", "metrics"]
 METRICS: tuple[Metric, ...] = ("wall", "cpu", "memory")
+ENV_PAD_VARIABLE = "SPEEDPROOF_ENV_PAD"
+# Pad lengths are drawn from [0, ENV_PAD_LIMIT): every stack alignment within a 4 KiB page.
+ENV_PAD_LIMIT = 4096
 # Exit statuses bubblewrap reports for a child killed by signal N are 128 + N (measured: SIGKILL
 # gives 137, SIGSEGV 139); without bubblewrap the kernel's negative code arrives instead.
 _SIGNAL_EXITS = range(129, 128 + 65)
@@ -91,13 +113,22 @@ class Sample:
     stderr_sha256: str
     series: int = 0
     warmup: bool = False
+    # The length of the random environment pad this run had.
+    env_pad: int = 0
+    # Reported metrics this run printed, by name (the reported lane only).
+    reported: tuple[tuple[str, float], ...] = field(default=())
 
     def value(self, metric: Metric) -> float:
         if metric == "wall":
             return self.wall_s
         if metric == "cpu":
             return self.cpu_s
-        return float(self.max_rss_kib)
+        if metric == "memory":
+            return float(self.max_rss_kib)
+        values = dict(self.reported)
+        if metric not in values:
+            raise KeyError(f"run has no reported metric {metric!r}")
+        return values[metric]
 
 
 @dataclass(frozen=True)
@@ -207,15 +238,23 @@ class PairSeries:
         )
 
 
-def run_invocation(invocation: Invocation, *, sandbox: Sandbox, timeout_s: float) -> ProcessResult:
-    """One workload run of one side, in its target folder, with its own sandbox spec."""
+def run_invocation(
+    invocation: Invocation, *, sandbox: Sandbox, timeout_s: float, env_pad: int = 0
+) -> ProcessResult:
+    """One workload run of one side, in its target folder, with its own sandbox spec.
+
+    With `env_pad` > 0 the environment gains ENV_PAD_VARIABLE of that many bytes.
+    """
+    spec = invocation.program.spec()
+    env = None if env_pad <= 0 else {**spec.env, ENV_PAD_VARIABLE: "x" * env_pad}
     return run_process(
         invocation.argv,
         cwd=invocation.program.root,
         sandbox=sandbox,
-        spec=invocation.program.spec(),
+        spec=spec,
         timeout_s=timeout_s,
         stdin=invocation.stdin,
+        env=env,
     )
 
 
@@ -244,12 +283,16 @@ class _Recorder:
     warmups: list[Sample]
     mismatches: list[Mismatch]
     failures: list[RunFailure]
+    rng: random.Random
+    metrics: tuple[str, ...] = ()
 
     def run(self, invocation: Invocation, pair_index: int, position: int, timeout_s: float) -> bool:
         """Run once and record it; False when the series must stop."""
         self.check.prepare(invocation)
-        result = run_invocation(invocation, sandbox=self.sandbox, timeout_s=timeout_s)
+        pad = self.rng.randrange(ENV_PAD_LIMIT)
+        result = run_invocation(invocation, sandbox=self.sandbox, timeout_s=timeout_s, env_pad=pad)
         side = invocation.program.side
+        reported, metrics_error = self._reported(result)
         sample = Sample(
             side=side,
             pair_index=pair_index,
@@ -261,6 +304,8 @@ class _Recorder:
             stdout_sha256=result.stdout_sha256,
             stderr_sha256=result.stderr_sha256,
             warmup=pair_index < 0,
+            env_pad=pad,
+            reported=reported,
         )
         (self.warmups if sample.warmup else self.samples).append(sample)
         if self.on_sample is not None:
@@ -270,19 +315,36 @@ class _Recorder:
             message = _failure(result, invocation, timeout_s)
             self.failures.append(RunFailure(kind, side, pair_index, result.exit_code, message))
             return False
+        if metrics_error:
+            message = f"{side} run of workload {invocation.workload.id!r}: {metrics_error}"
+            failure = RunFailure("metrics", side, pair_index, result.exit_code, message)
+            self.failures.append(failure)
+            return False
         differences = self.check.differences(invocation, result)
         if differences:
             self.mismatches.append(Mismatch(side, pair_index, position, differences))
             return False
         return True
 
+    def _reported(self, result: ProcessResult) -> tuple[tuple[tuple[str, float], ...], str]:
+        """The run's reported metrics, or why they are missing (empty when none are asked)."""
+        if not self.metrics:
+            return (), ""
+        try:
+            values = parse_metrics(result.stdout, self.metrics)
+        except MetricsError as exc:
+            return (), str(exc)
+        return tuple(values.items()), ""
+
 
 Run = tuple[Invocation, int, int]
 
 
-def _pair_order(baseline: Invocation, candidate: Invocation, pairs: int) -> Iterator[Run]:
-    """(invocation, pair index, position) in ABBA order: B C, C B, B C, …"""
-    for index in range(pairs):
+def _pair_order(
+    baseline: Invocation, candidate: Invocation, pairs: int, first: int = 0
+) -> Iterator[Run]:
+    """(invocation, pair index, position) in ABBA order: B C, C B, B C, … from pair `first`."""
+    for index in range(first, first + pairs):
         first, second = (baseline, candidate) if index % 2 == 0 else (candidate, baseline)
         yield first, index, 0
         yield second, index, 1
@@ -295,6 +357,17 @@ def _run_all(recorder: _Recorder, runs: Iterable[Run], timeout_s: float) -> bool
     return True
 
 
+@dataclass(frozen=True)
+class Round:
+    """Where a series sits in a sequential schedule (the defaults: a series on its own)."""
+
+    first_pair: int = 0
+    warmup: int = 1
+    # The per-run timeout an earlier round derived from its baseline warm-ups.
+    limit_s: float | None = None
+    seed: int | None = None
+
+
 def measure_pairs(
     baseline: Invocation,
     candidate: Invocation,
@@ -305,19 +378,27 @@ def measure_pairs(
     timeout: TimeoutRule,
     warmup: int = 1,
     on_sample: Callable[[Sample], None] | None = None,
+    round_: Round | None = None,
+    metrics: Sequence[str] = (),
 ) -> PairSeries:
     """Warm up each side, then measure `pairs` ABBA pairs; stops at the first timeout, crash or
     mismatch, which the returned series names."""
+    where = round_ or Round(warmup=warmup)
     if baseline.workload.id != candidate.workload.id:
         raise ValueError("baseline and candidate must run the same workload")
-    if pairs < 1 or warmup < 0:
-        raise ValueError(f"need pairs >= 1 and warmup >= 0, got {pairs} and {warmup}")
+    if pairs < 1 or where.warmup < 0:
+        raise ValueError(f"need pairs >= 1 and warmup >= 0, got {pairs} and {where.warmup}")
     before = load_snapshot()
-    recorder = _Recorder(sandbox, check, on_sample, [], [], [], [])
-    warmed = _run_all(recorder, [(baseline, -1, 0), (candidate, -1, 1)] * warmup, timeout.warmup_s)
-    limit = timeout.for_pairs([s.wall_s for s in recorder.warmups if s.side == "baseline"])
+    recorder = _Recorder(
+        sandbox, check, on_sample, [], [], [], [], random.Random(where.seed), tuple(metrics)
+    )
+    warm = [(baseline, -1, 0), (candidate, -1, 1)] * where.warmup
+    warmed = _run_all(recorder, warm, timeout.warmup_s)
+    limit = where.limit_s
+    if limit is None:
+        limit = timeout.for_pairs([s.wall_s for s in recorder.warmups if s.side == "baseline"])
     if warmed:
-        _run_all(recorder, _pair_order(baseline, candidate, pairs), limit)
+        _run_all(recorder, _pair_order(baseline, candidate, pairs, where.first_pair), limit)
     return PairSeries(
         workload=baseline.workload.id,
         samples=tuple(recorder.samples),

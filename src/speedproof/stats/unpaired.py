@@ -1,9 +1,14 @@
-"""Every statistic speedproof computes, in one place: baseline against candidate, per metric.
+"""Baseline against candidate as two independent samples: Welch's t and Mann-Whitney U.
 
-One reading is one workload and one metric, measured in interleaved pairs. `compare` turns the
-two sample lists into a `Comparison`: the relative change of the means, a Welch t test, a
-Mann-Whitney U test and a 95 % interval on the relative change. See
-docs/adr/0002-statistics-and-policy.md for why the rule is what it is, with numbers.
+One reading is one workload and one metric. `compare` turns the two sample lists into a
+`Comparison`: the relative change of the means, a Welch t test, a Mann-Whitney U test and a 95 %
+interval on the relative change. See docs/adr/0002-statistics-and-policy.md for why the rule is
+what it is, with numbers.
+
+The timed lane measures in interleaved pairs, and `speedproof.stats.paired` analyses them as
+pairs (ADR 0020); this module ignores the pairing on purpose. It is the rule every verdict used
+before ADR 0020, it still judges samples that are not pairs, and its Welch t and Mann-Whitney p
+are kept beside the paired figures so a reader can see what the pairing bought.
 
 Confirmation series: when the policy asks for one (`policy.needs_confirmation`), the caller
 measures a second series of the same size, concatenates each side's samples with the first

@@ -1,0 +1,489 @@
+"""speedproof's sequential rule against the anchor's fixed rules, on real timed pairs.
+
+One bundled example (logstat by default) is laid out as a git repository and built from
+separate checkouts: the base revision, a second checkout of it (A/A trials), and for each known
+win a checkout slowed by `speedproof calibrate`'s injected busy wait, sized on the shortest
+representative workload so that the untouched build is that many % faster there. Each trial
+measures ONE stream of `--max-pairs` ABBA pairs per workload through `measure_pairs` (one
+warm-up a side, the behaviour check on every run, a random environment size per run, bubblewrap),
+and `rule_evaluation` applies three rules to prefixes of that same stream: (a) speedproof's
+sequential rule as the judge applies it, (b) the anchor's 25(+25) Welch rule and (c) a
+Mann-Whitney-only 25-pair rule (see that module). Trials of every kind are interleaved, so a
+drift of the machine over the run lands on all of them alike.
+
+Differences from a judge run, on purpose: the stream is measured in one go with one warm-up
+rather than round by round, and a contended round is not measured again; the trials that saw a
+contended machine are counted instead. Only the timed lane is read (no binary size, no
+instruction counts), and holdout workloads are not measured.
+
+Every trial is appended to `--out` as one JSON line (its per-pair wall, CPU and peak memory);
+a run given an existing `--out` resumes where it stopped, and `--from-file` evaluates a record
+again without measuring. A table of the trials so far is printed every 10 trials. No
+assertions: the figures are for docs/adr.
+
+    PATH=.venv/bin:$PATH .venv/bin/python benchmarks/measurement_rules.py \
+        [--example logstat|textstat] [--aa-trials 100] [--win-trials 30] [--wins 10,5,3] \
+        [--max-pairs 50] [--workloads ID,ID] [--seed N] [--out FILE] [--from-file FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rule_evaluation import (
+    FIXED_PAIRS,
+    TrialStream,
+    evaluate,
+    markdown,
+    rules_for,
+    stream_from_json,
+)
+from speedproof.calibration.inject import add_slowdown, slowdown_for_win
+from speedproof.calibration.trials import PILOT_RUNS
+from speedproof.errors import InfrastructureError
+from speedproof.examples import get_example, materialise
+from speedproof.gates.behaviour import BehaviourResult, check_behaviour
+from speedproof.manifest import Manifest, Workload, load_manifest
+from speedproof.measure.environment import contended, describe_environment
+from speedproof.measure.readings import TIMED_METRICS
+from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs, run_invocation
+from speedproof.program import Invocation, Program, Side
+from speedproof.sandbox import Sandbox, make_sandbox
+from speedproof.stats import Schedule
+from speedproof.toolchains.base import Tree, toolchain_for
+from speedproof.workspace import resolve_rev, worktree
+
+PARTIAL_EVERY = 10
+# The full run the figures are planned for: 100 A/A trials and 30 trials of each of 3 wins.
+FULL_TRIALS = 100 + 3 * 30
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One trial to measure: A/A, or a known win of `win_pct` %."""
+
+    kind: str
+    win_pct: float
+    index: int
+
+    @property
+    def label(self) -> str:
+        return "a/a" if self.kind == "a/a" else f"win {self.win_pct:g} %"
+
+    @property
+    def trial(self) -> str:
+        return f"{self.label}#{self.index}"
+
+
+def plan(aa_trials: int, win_trials: int, wins: Sequence[float]) -> list[Planned]:
+    """Every trial, the kinds spread evenly over the run (trial i of n sits at (i + ½) / n)."""
+    kinds = [("a/a", 0.0, aa_trials), *(("win", w, win_trials) for w in wins)]
+    placed = [
+        ((index + 0.5) / count, order, Planned(kind, win, index))
+        for order, (kind, win, count) in enumerate(kinds)
+        for index in range(count)
+    ]
+    return [p for _, _, p in sorted(placed, key=lambda item: (item[0], item[1]))]
+
+
+# ----- builds -------------------------------------------------------------------------------
+
+
+@dataclass
+class Bench:
+    """The built programs and behaviour references every trial measures with."""
+
+    manifest: Manifest
+    sandbox: Sandbox
+    workloads: list[Workload]
+    max_pairs: int
+    seed: int | None
+    programs: dict[str, Program] = field(default_factory=dict)
+    checks: dict[str, BehaviourResult] = field(default_factory=dict)
+
+    def pair(self, planned: Planned) -> dict[Side, Program]:
+        """A/A: base against its copy. A win: the slowed build against the untouched one."""
+        if planned.kind == "a/a":
+            base, cand = self.programs["base"], self.programs["copy"]
+        else:
+            base, cand = self.programs[planned.label], self.programs["base"]
+        return {
+            "baseline": replace(base, side="baseline"),
+            "candidate": replace(cand, side="candidate"),
+        }
+
+    def check(self, planned: Planned) -> None:
+        """The behaviour gate on the trial's two programs, once; its references serve every run."""
+        if planned.label in self.checks:
+            return
+        pair = self.pair(planned)
+        result = check_behaviour(
+            pair["baseline"],
+            pair["candidate"],
+            self.workloads,
+            self.manifest.behaviour,
+            prefix=self.manifest.target.prefix,
+            sandbox=self.sandbox,
+            timeout_for=lambda w: w.timeout_s,
+        )
+        if not result.matches:
+            raise InfrastructureError(
+                f"the {planned.label} programs do not behave alike: {'; '.join(result.detail())}"
+            )
+        self.checks[planned.label] = result
+
+    def measure(self, planned: Planned, number: int) -> dict[str, Any]:
+        """One trial: a stream of `max_pairs` pairs per workload, as one JSON-able record."""
+        self.check(planned)
+        pair = self.pair(planned)
+        prefix = tuple(self.manifest.target.prefix)
+        entries: dict[str, Any] = {}
+        started = time.perf_counter()
+        for position, workload in enumerate(self.workloads):
+            seed = None if self.seed is None else self.seed * 1_000_003 + number * 101 + position
+            begun = time.perf_counter()
+            series = measure_pairs(
+                Invocation(pair["baseline"], workload, prefix),
+                Invocation(pair["candidate"], workload, prefix),
+                pairs=self.max_pairs,
+                sandbox=self.sandbox,
+                check=self.checks[planned.label].check_for(workload.id),
+                timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
+                round_=Round(seed=seed),
+            )
+            entries[workload.id] = _entry(series, time.perf_counter() - begun)
+        return {
+            "type": "trial",
+            "trial": planned.trial,
+            "kind": planned.kind,
+            "win_pct": planned.win_pct,
+            "index": planned.index,
+            "seconds": time.perf_counter() - started,
+            "workloads": entries,
+        }
+
+
+def _entry(series: PairSeries, seconds: float) -> dict[str, Any]:
+    window = series.loads[-1]
+    problems = [m.describe() for m in series.mismatches]
+    problems += [f.message for f in series.failures]
+    return {
+        side: {m: series.values(side, m) for m in TIMED_METRICS}
+        for side in ("baseline", "candidate")
+    } | {
+        "load_before": window.before.one,
+        "load_after": window.after.one,
+        "contended": contended(window.before, window.after, os.cpu_count() or 1),
+        "problems": problems,
+        "seconds": seconds,
+    }
+
+
+def _built(manifest: Manifest, sandbox: Sandbox, tree: Tree) -> Program:
+    result = toolchain_for(manifest, sandbox).build(tree)
+    if not result.ok or result.program is None:
+        raise InfrastructureError(f"{tree.root} does not build:\n{result.log[-2000:]}")
+    return result.program
+
+
+def pilot(bench: Bench, program: Program) -> dict[str, float]:
+    """Median wall of each representative workload over PILOT_RUNS runs, as calibrate sizes."""
+    prefix = tuple(bench.manifest.target.prefix)
+    medians = {}
+    for workload in bench.manifest.workloads:
+        if workload.tier != "representative":
+            continue
+        walls = [
+            run_invocation(
+                Invocation(program, workload, prefix),
+                sandbox=bench.sandbox,
+                timeout_s=workload.timeout_s,
+            ).wall_s
+            for _ in range(PILOT_RUNS)
+        ]
+        medians[workload.id] = statistics.median(walls)
+    return medians
+
+
+@contextmanager
+def prepared(
+    args: argparse.Namespace, setup: dict[str, Any] | None
+) -> Iterator[tuple[Bench, dict[str, Any]]]:
+    """Checkouts, builds and slowdowns; `setup` (a resumed record's) fixes the slowdowns."""
+    wins = _wins(args.wins)
+    with ExitStack() as stack:
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="speedproof-mr-")))
+        repo = materialise(get_example(args.example), scratch)
+        manifest = load_manifest(repo).manifest
+        sandbox = make_sandbox()
+        bench = Bench(
+            manifest, sandbox, chosen(manifest, args.workloads), args.max_pairs, args.seed
+        )
+        ids = [w.id for w in bench.workloads]
+        if setup is not None and setup["workloads"] != ids:
+            raise SystemExit(
+                f"{args.out} was recorded on workloads {setup['workloads']}; this run asks for "
+                f"{ids}: give another --out"
+            )
+        rev = resolve_rev(repo, "HEAD")
+        trees: dict[str, Tree] = {}
+        for name in ("base", "copy", *(f"win {w:g} %" for w in wins)):
+            top = stack.enter_context(worktree(repo, rev)).path
+            side: Side = "candidate" if name == "copy" else "baseline"
+            trees[name] = Tree(side, top, top, scratch / "out" / name.replace(" ", "-"))
+        print(f"building {len(trees)} checkouts of {args.example}", flush=True)
+        for name in ("base", "copy"):
+            bench.programs[name] = _built(manifest, sandbox, trees[name])
+        if setup is None:
+            walls = pilot(bench, bench.programs["base"])
+            shortest = min(walls.values())
+            setup = _setup(args, bench, walls, {w: slowdown_for_win(w, shortest) for w in wins})
+        for win in wins:
+            label = f"win {win:g} %"
+            add_slowdown(manifest, trees[label].root, float(setup["slowdowns_s"][f"{win:g}"]))
+            bench.programs[label] = _built(manifest, sandbox, trees[label])
+        yield bench, setup
+
+
+def _setup(
+    args: argparse.Namespace, bench: Bench, walls: dict[str, float], slowdowns: dict[float, float]
+) -> dict[str, Any]:
+    return {
+        "type": "setup",
+        "example": args.example,
+        "workloads": [w.id for w in bench.workloads],
+        "max_pairs": args.max_pairs,
+        "pilot_median_s": walls,
+        "slowdowns_s": {f"{w:g}": s for w, s in slowdowns.items()},
+        "expected_win_pct": {
+            f"{w:g}": {wid: 100.0 * s / (wall + s) for wid, wall in walls.items()}
+            for w, s in slowdowns.items()
+        },
+        "command": command_line(),
+        "machine": describe_environment().as_dict(),
+    }
+
+
+def chosen(manifest: Manifest, names: str | None) -> list[Workload]:
+    """The representative workloads to measure: all of them, or the named ones."""
+    representative = [w for w in manifest.workloads if w.tier == "representative"]
+    if names is None:
+        return representative
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    known = {w.id for w in representative}
+    unknown = [n for n in wanted if n not in known]
+    if unknown or not wanted:
+        raise SystemExit(
+            f"--workloads must name representative workloads ({', '.join(sorted(known))}); "
+            f"got {names!r}"
+        )
+    return [w for w in representative if w.id in wanted]
+
+
+def _wins(text: str) -> list[float]:
+    try:
+        wins = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise SystemExit(f"--wins must be a comma-separated list of percentages: {exc}") from exc
+    if any(not 0.0 < w < 100.0 for w in wins):
+        raise SystemExit(f"every win must lie strictly between 0 and 100 %, got {text!r}")
+    return wins
+
+
+# ----- the record ---------------------------------------------------------------------------
+
+
+def command_line() -> str:
+    return shlex.join([sys.executable, *sys.argv])
+
+
+def read_record(path: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The setup line and the trial lines of a record (a missing file is an empty record)."""
+    if not path.exists():
+        return None, []
+    setup: dict[str, Any] | None = None
+    trials: list[dict[str, Any]] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"{path}:{number}: not a JSON line: {exc}") from exc
+        if data.get("type") == "setup":
+            setup = data
+        elif data.get("type") == "trial":
+            trials.append(data)
+        else:
+            raise SystemExit(f"{path}:{number}: neither a setup nor a trial line")
+    return setup, trials
+
+
+def append(path: Path | None, data: dict[str, Any]) -> None:
+    if path is None:
+        return
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(data) + "\n")
+
+
+def check_resumable(setup: dict[str, Any], args: argparse.Namespace) -> None:
+    """A record is resumed only by a run that measures the same thing."""
+    wanted = {
+        "example": args.example,
+        "max_pairs": args.max_pairs,
+    }
+    for key, value in wanted.items():
+        if setup.get(key) != value:
+            raise SystemExit(
+                f"{args.out} was recorded with {key}={setup.get(key)!r}; this run asks for "
+                f"{value!r}: give another --out"
+            )
+    missing = [f"{w:g}" for w in _wins(args.wins) if f"{w:g}" not in setup["slowdowns_s"]]
+    if missing:
+        raise SystemExit(f"{args.out} has no slowdown for win(s) {', '.join(missing)} %")
+
+
+# ----- printing -----------------------------------------------------------------------------
+
+
+def report(lines: Sequence[dict[str, Any]], manifest: Manifest, max_pairs: int, title: str) -> None:
+    """The rules table of the clean trials in `lines`, and what kept the others out."""
+    clean = [t for t in lines if not any(e["problems"] for e in t["workloads"].values())]
+    streams = [stream_from_json(t) for t in clean]
+    print(f"\n{title}: {len(streams)} trial(s)\n", flush=True)
+    if not streams:
+        return
+    policy = manifest.policy
+    schedule = Schedule(round_pairs=policy.round_pairs, max_pairs=max_pairs, alpha=policy.alpha)
+    rules = rules_for(schedule)
+    table = evaluate(streams, manifest, rules)
+    print("\n".join(markdown(table, relative_to=list(rules)[1])))
+    _contention(streams)
+    for trial in lines:
+        if trial not in clean:
+            problems = [p for e in trial["workloads"].values() for p in e["problems"]]
+            print(f"left out: {trial['trial']}: {'; '.join(problems)}")
+    print(flush=True)
+
+
+def _contention(streams: Sequence[TrialStream]) -> None:
+    labels = list(dict.fromkeys(s.label for s in streams))
+    counts = [
+        f"{label} {sum(s.contended for s in streams if s.label == label)}/"
+        f"{sum(s.label == label for s in streams)}"
+        for label in labels
+    ]
+    print(f"\ntrials that saw a contended machine (load rule of measure.environment): {counts}")
+
+
+def machine(prefix: str) -> None:
+    env = describe_environment()
+    print(
+        f"{prefix}: cpu {env.cpu_model!r}, cores {env.cores}/{env.online_cores}, governor "
+        f"{env.governor}, {env.kernel}, load {env.load.one:.2f} {env.load.five:.2f} "
+        f"{env.load.fifteen:.2f}",
+        flush=True,
+    )
+
+
+def timings(lines: Sequence[dict[str, Any]], measured_now: int, seconds: float) -> None:
+    """Seconds per trial and per workload, and what the planned full run would take."""
+    if not lines:
+        return
+    per_trial = statistics.fmean(t["seconds"] for t in lines)
+    workloads = lines[0]["workloads"]
+    each = {w: statistics.fmean(t["workloads"][w]["seconds"] for t in lines) for w in workloads}
+    shown = ", ".join(f"{w} {s:.1f} s" for w, s in each.items())
+    print(f"measured {measured_now} trial(s) in {seconds:.0f} s this run")
+    print(f"mean per trial {per_trial:.1f} s ({shown})")
+    hours = FULL_TRIALS * per_trial / 3600.0
+    print(f"the full run ({FULL_TRIALS} trials) at this pace: {hours:.1f} h for these workloads")
+
+
+# ----- main ---------------------------------------------------------------------------------
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--example", choices=("logstat", "textstat"), default="logstat")
+    parser.add_argument("--aa-trials", type=int, default=100)
+    parser.add_argument("--win-trials", type=int, default=30)
+    parser.add_argument("--wins", default="10,5,3", help="known wins in %%, comma-separated")
+    parser.add_argument("--max-pairs", type=int, default=50, help="pairs per stream")
+    parser.add_argument("--workloads", default=None, help="representative workload ids")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the environment sizes")
+    parser.add_argument("--out", type=Path, default=None, help="JSON-lines record (resumable)")
+    parser.add_argument("--from-file", type=Path, default=None, help="evaluate a record only")
+    args = parser.parse_args()
+    if args.max_pairs < 2 * FIXED_PAIRS:
+        parser.error(f"--max-pairs must be at least {2 * FIXED_PAIRS}: rule (b) may read that many")
+    if min(args.aa_trials, args.win_trials) < 0:
+        parser.error("trial counts cannot be negative")
+    return args
+
+
+def from_file(path: Path) -> None:
+    setup, trials = read_record(path)
+    if setup is None:
+        raise SystemExit(f"{path} has no setup line")
+    manifest = load_manifest(get_example(setup["example"]).folder).manifest
+    print(f"recorded with: {setup['command']}")
+    print(f"recorded on: {setup['machine']}")
+    report(trials, manifest, int(setup["max_pairs"]), f"rules on the record {path}")
+
+
+def measure_all(args: argparse.Namespace) -> None:
+    setup, done = read_record(args.out) if args.out is not None else (None, [])
+    if setup is not None:
+        check_resumable(setup, args)
+    started = time.perf_counter()
+    planned = plan(args.aa_trials, args.win_trials, _wins(args.wins))
+    recorded = {t["trial"] for t in done}
+    with prepared(args, setup) as (bench, setup):
+        if not recorded:
+            append(args.out, setup)
+        print(f"pilot medians (s): {setup['pilot_median_s']}")
+        print(f"injected slowdowns (s): {setup['slowdowns_s']}")
+        print(f"expected win per workload (%): {setup['expected_win_pct']}", flush=True)
+        lines = [t for t in done if t["trial"] in {p.trial for p in planned}]
+        todo = [p for p in planned if p.trial not in recorded]
+        print(f"{len(lines)} trial(s) already recorded, {len(todo)} to measure", flush=True)
+        for number, trial in enumerate(todo, start=1):
+            line = bench.measure(trial, len(lines) + number)
+            append(args.out, line)
+            lines.append(line)
+            loads = [(e["load_before"], e["load_after"]) for e in line["workloads"].values()]
+            print(f"[{number}/{len(todo)}] {trial.trial}: {line['seconds']:.1f} s, load {loads}")
+            if number % PARTIAL_EVERY == 0 and number < len(todo):
+                report(lines, bench.manifest, args.max_pairs, f"partial, after {number}")
+        report(lines, bench.manifest, args.max_pairs, "all trials")
+        timings(lines, len(todo), time.perf_counter() - started)
+
+
+def main() -> None:
+    args = parse_args()
+    print(f"command: {command_line()}")
+    if args.from_file is not None:
+        from_file(args.from_file)
+        return
+    if args.out is None:
+        print("no --out: the streams are kept in memory only and lost when the run stops")
+    machine("before")
+    measure_all(args)
+    machine("after")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,409 @@
+"""Three decision rules for the timed lane, applied to prefixes of the same recorded stream.
+
+One trial is one stream of ABBA pairs per representative workload (wall, CPU and peak memory of
+both sides, pair by pair). Every rule reads a prefix of that stream, so the rules differ only in
+how many pairs they look at and what they conclude, never in what the machine happened to do:
+
+- `sequential_rule`: speedproof's rule exactly as the judge applies it. Look k reads the first
+  `schedule.pairs_at(k)` pairs; its comparisons come from `lane_comparisons` at
+  `schedule.alpha_at(k)` (paired log ratios, Holm across workloads within each metric); the
+  evidence carries `look=k` and `final` on the last look; `policy.keep_measuring` says whether
+  to go on and `policy.decide` gives the verdict.
+- `anchor_rule`: the fixed rule of the system speedproof is measured against: 25 pairs, each
+  metric compared unpaired with `stats.compare` but significant when Welch's p < 0.05 (not
+  `compare`'s own "Mann-Whitney p < 0.05 or |t| > 2.2"); when there is doubt, defined as no
+  representative workload's primary metric significantly changed at 25 pairs, 25 more pairs and
+  the decision at 50. No Holm correction (the anchor has none).
+- `mwu_rule`: 25 pairs, unpaired, significant when Mann-Whitney's p < 0.05 (benchstat's test),
+  once.
+
+The fixed rules go through `policy.decide` too, with the manifest's floor (3 %) and limit
+(2 %) and its guardrails, so the only differences are the pairs read and the test behind each
+`significant`. Pure: nothing here measures; `measurement_rules.py` records the streams.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from speedproof.evidence import Comparison, Evidence
+from speedproof.manifest import Manifest
+from speedproof.measure.environment import LoadSnapshot
+from speedproof.measure.readings import TIMED_METRICS, lane_comparisons
+from speedproof.measure.runner import LoadWindow, PairSeries, Sample
+from speedproof.policy import decide, keep_measuring
+from speedproof.program import Side
+from speedproof.stats import Schedule, compare
+
+# The fixed rules' horizon, and the level of their single test.
+FIXED_PAIRS = 25
+LEVEL = 0.05
+SIDES: tuple[Side, ...] = ("baseline", "candidate")
+UnpairedTest = Literal["welch", "mwu"]
+# A recorded side: metric name -> one value per pair, in pair order.
+Columns = Mapping[str, Sequence[float]]
+
+
+class StreamError(ValueError):
+    """A recorded stream that cannot be read as the rules need it."""
+
+
+@dataclass(frozen=True)
+class WorkloadStream:
+    """The pairs of one workload in one trial, column by column."""
+
+    workload: str
+    baseline: Columns
+    candidate: Columns
+
+    def __post_init__(self) -> None:
+        lengths = {len(side[m]) for side in (self.baseline, self.candidate) for m in TIMED_METRICS}
+        if len(lengths) != 1:
+            raise StreamError(
+                f"workload {self.workload!r}: every metric of both sides needs one value per "
+                f"pair, got lengths {sorted(lengths)}"
+            )
+
+    @property
+    def pairs(self) -> int:
+        return len(self.baseline["wall"])
+
+    def prefix(self, pairs: int) -> WorkloadStream:
+        """The first `pairs` pairs, as if the measurement had stopped there."""
+        if not 1 <= pairs <= self.pairs:
+            raise StreamError(
+                f"workload {self.workload!r} has {self.pairs} pairs; cannot take {pairs}"
+            )
+        return WorkloadStream(
+            self.workload,
+            {m: tuple(self.baseline[m][:pairs]) for m in TIMED_METRICS},
+            {m: tuple(self.candidate[m][:pairs]) for m in TIMED_METRICS},
+        )
+
+    def side(self, side: Side) -> Columns:
+        return self.baseline if side == "baseline" else self.candidate
+
+    def series(self) -> PairSeries:
+        """The stream as the runner's `PairSeries`: pair i in ABBA order (even: baseline first)."""
+        samples: list[Sample] = []
+        for index in range(self.pairs):
+            order = SIDES if index % 2 == 0 else SIDES[::-1]
+            samples += [self._sample(side, index, position) for position, side in enumerate(order)]
+        quiet = LoadSnapshot(0.0, 0.0, 0.0, 0.0)
+        return PairSeries(
+            workload=self.workload,
+            samples=tuple(samples),
+            warmups=(),
+            mismatches=(),
+            failures=(),
+            loads=(LoadWindow(quiet, quiet),),
+            timeouts_s=(math.inf,),
+        )
+
+    def _sample(self, side: Side, index: int, position: int) -> Sample:
+        values = self.side(side)
+        return Sample(
+            side=side,
+            pair_index=index,
+            position=position,
+            wall_s=float(values["wall"][index]),
+            cpu_s=float(values["cpu"][index]),
+            max_rss_kib=round(values["memory"][index]),
+            exit_code=0,
+            stdout_sha256="",
+            stderr_sha256="",
+        )
+
+
+@dataclass(frozen=True)
+class TrialStream:
+    """One trial: its kind, the known win (0 for A/A), and one stream per workload."""
+
+    trial: str
+    kind: str
+    win_pct: float
+    workloads: tuple[WorkloadStream, ...]
+    contended: bool = False
+
+    @property
+    def label(self) -> str:
+        return "a/a" if self.kind == "a/a" else f"win {self.win_pct:g} %"
+
+    @property
+    def pairs(self) -> int:
+        return min(w.pairs for w in self.workloads)
+
+    def prefix(self, pairs: int) -> TrialStream:
+        return replace(self, workloads=tuple(w.prefix(pairs) for w in self.workloads))
+
+    def series(self) -> dict[str, PairSeries]:
+        return {w.workload: w.series() for w in self.workloads}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one rule concluded on one trial, and how many pairs per workload it read."""
+
+    verdict: str
+    pairs: int
+    looks: int
+    reason: str
+
+
+Rule = Callable[[TrialStream, Manifest], Outcome]
+
+
+def _tiers(manifest: Manifest) -> dict[str, str]:
+    return {w.id: w.tier for w in manifest.workloads}
+
+
+def sequential_evidence(
+    stream: TrialStream, manifest: Manifest, schedule: Schedule, look: int
+) -> Evidence:
+    """The evidence the judge has at `look`: the look's pairs, tested at the look's level."""
+    alpha = schedule.alpha_at(look)
+    part = stream.prefix(schedule.pairs_at(look))
+    comparisons = lane_comparisons(part.series(), manifest, tiers=_tiers(manifest), alpha=alpha)
+    return Evidence(
+        behaviour_matches=True,
+        failure_summary=(),
+        safety_checks_passed=True,
+        representative_evidence=True,
+        comparisons=tuple(comparisons),
+        look=look,
+        final=look >= schedule.looks(),
+        alpha=alpha,
+    )
+
+
+def sequential_rule(schedule: Schedule) -> Rule:
+    """speedproof's rule: looks until `keep_measuring` has nothing left to ask, then `decide`."""
+
+    def rule(stream: TrialStream, manifest: Manifest) -> Outcome:
+        if stream.pairs < schedule.max_pairs:
+            raise StreamError(
+                f"trial {stream.trial} has {stream.pairs} pairs; the schedule may need "
+                f"{schedule.max_pairs}"
+            )
+        rules = manifest.rules()
+        look = 1
+        evidence = sequential_evidence(stream, manifest, schedule, look)
+        while keep_measuring(evidence, rules):
+            look += 1
+            evidence = sequential_evidence(stream, manifest, schedule, look)
+        verdict = decide(evidence, rules)
+        return Outcome(verdict.verdict, schedule.pairs_at(look), look, verdict.reasons[0])
+
+    return rule
+
+
+def with_test(reading: Comparison, test: UnpairedTest) -> Comparison:
+    """`reading` significant by one test alone at LEVEL; `supported` follows as `compare` has it.
+
+    A reading with too few samples for a test (p absent) stays untested.
+    """
+    p = reading.p_welch if test == "welch" else reading.p_mannwhitney
+    if p is None:
+        return reading
+    significant = p < LEVEL
+    limit = dict(reading.extra).get("limit_pct")
+    rules_out = False
+    if limit is not None and reading.finite:
+        high, low = reading.ci_high_pct, reading.ci_low_pct
+        rules_out = high < limit if reading.lower_is_better else low > -limit
+    return replace(
+        reading,
+        p_value=p,
+        significant=significant,
+        supported=reading.finite and (significant or rules_out),
+    )
+
+
+def unpaired_comparisons(
+    stream: TrialStream, manifest: Manifest, test: UnpairedTest
+) -> list[Comparison]:
+    """Wall, CPU and memory of every workload, unpaired, each significant by `test` alone."""
+    rules = manifest.rules()
+    tiers = _tiers(manifest)
+    found = []
+    for w in stream.workloads:
+        for metric in TIMED_METRICS:
+            limit = rules.limit_for(metric)
+            reading = compare(
+                w.baseline[metric],
+                w.candidate[metric],
+                workload=w.workload,
+                metric=metric,
+                tier=tiers[w.workload],
+                limit_pct=limit,
+            )
+            reading = replace(reading, extra=(*reading.extra, ("limit_pct", limit)))
+            found.append(with_test(reading, test))
+    return found
+
+
+def fixed_evidence(comparisons: Iterable[Comparison]) -> Evidence:
+    """One look that spends the whole level: what a fixed-horizon rule hands the policy."""
+    return Evidence(
+        behaviour_matches=True,
+        failure_summary=(),
+        safety_checks_passed=True,
+        representative_evidence=True,
+        comparisons=tuple(comparisons),
+        look=1,
+        final=True,
+        alpha=LEVEL,
+    )
+
+
+def primary_changed(comparisons: Iterable[Comparison], primary: str) -> bool:
+    """True when some representative workload's primary metric changed significantly."""
+    return any(
+        c.significant and c.metric == primary and c.tier == "representative" for c in comparisons
+    )
+
+
+def _fixed_outcome(comparisons: list[Comparison], manifest: Manifest, pairs: int) -> Outcome:
+    verdict = decide(fixed_evidence(comparisons), manifest.rules())
+    return Outcome(verdict.verdict, pairs, 1, verdict.reasons[0])
+
+
+def anchor_rule(stream: TrialStream, manifest: Manifest, fixed: int = FIXED_PAIRS) -> Outcome:
+    """25 pairs and Welch p < 0.05; in doubt (no significant primary change) 25 more, then 50."""
+    first = unpaired_comparisons(stream.prefix(fixed), manifest, "welch")
+    if primary_changed(first, manifest.rules().primary_metric):
+        return _fixed_outcome(first, manifest, fixed)
+    second = unpaired_comparisons(stream.prefix(2 * fixed), manifest, "welch")
+    outcome = _fixed_outcome(second, manifest, 2 * fixed)
+    return replace(outcome, looks=2)
+
+
+def mwu_rule(stream: TrialStream, manifest: Manifest, fixed: int = FIXED_PAIRS) -> Outcome:
+    """25 pairs, Mann-Whitney p < 0.05, decided once."""
+    readings = unpaired_comparisons(stream.prefix(fixed), manifest, "mwu")
+    return _fixed_outcome(readings, manifest, fixed)
+
+
+def rules_for(schedule: Schedule) -> dict[str, Rule]:
+    """The three rules under the names the table prints."""
+    return {
+        "(a) speedproof sequential": sequential_rule(schedule),
+        "(b) anchor welch 25(+25)": anchor_rule,
+        "(c) mwu 25": mwu_rule,
+    }
+
+
+# ----- tallies ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One rule on one kind of trial: verdict counts, errors and pairs per workload."""
+
+    trials: int
+    accepted: int
+    rejected: int
+    inconclusive: int
+    false_accepts: int
+    false_rejects: int
+    mean_pairs: float
+    median_pairs: float
+
+
+def tally(kind: str, outcomes: Sequence[Outcome]) -> Cell:
+    """Counts for one kind. Nothing measured here is slower: every reject is a false reject,
+    and an accept is false on A/A (the two sides are the same program)."""
+    verdicts = [o.verdict for o in outcomes]
+    pairs = [o.pairs for o in outcomes]
+    accepted = verdicts.count("accepted")
+    rejected = verdicts.count("rejected")
+    return Cell(
+        trials=len(outcomes),
+        accepted=accepted,
+        rejected=rejected,
+        inconclusive=verdicts.count("inconclusive"),
+        false_accepts=accepted if kind == "a/a" else 0,
+        false_rejects=rejected,
+        mean_pairs=statistics.fmean(pairs) if pairs else math.nan,
+        median_pairs=float(statistics.median(pairs)) if pairs else math.nan,
+    )
+
+
+def evaluate(
+    streams: Sequence[TrialStream], manifest: Manifest, rules: Mapping[str, Rule]
+) -> dict[str, dict[str, Cell]]:
+    """rule name -> trial label -> cell, labels in the order they first appear."""
+    kinds = {s.label: s.kind for s in streams}
+    table: dict[str, dict[str, Cell]] = {}
+    for name, rule in rules.items():
+        outcomes: dict[str, list[Outcome]] = {label: [] for label in kinds}
+        for stream in streams:
+            outcomes[stream.label].append(rule(stream, manifest))
+        table[name] = {label: tally(kinds[label], found) for label, found in outcomes.items()}
+    return table
+
+
+def markdown(table: Mapping[str, Mapping[str, Cell]], relative_to: str) -> list[str]:
+    """The table as Markdown lines; `pairs %` is the rule's mean pairs over `relative_to`'s."""
+    head = [
+        "rule",
+        "trials",
+        "n",
+        "accepted",
+        "rejected",
+        "inconclusive",
+        "false acc",
+        "false rej",
+        "pairs/workload mean",
+        "median",
+        f"pairs % of {relative_to.split()[0]}",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for name, cells in table.items():
+        for label, cell in cells.items():
+            anchor = table[relative_to][label].mean_pairs
+            share = 100.0 * cell.mean_pairs / anchor if anchor else math.nan
+            row = [
+                name,
+                label,
+                str(cell.trials),
+                str(cell.accepted),
+                str(cell.rejected),
+                str(cell.inconclusive),
+                str(cell.false_accepts),
+                str(cell.false_rejects),
+                f"{cell.mean_pairs:.1f}",
+                f"{cell.median_pairs:g}",
+                f"{share:.0f} %",
+            ]
+            lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+# ----- the JSON-lines record ------------------------------------------------------------------
+
+
+def stream_from_json(data: Mapping[str, Any]) -> TrialStream:
+    """A trial line of the record (see `measurement_rules.py`) as a stream."""
+    try:
+        workloads = tuple(
+            WorkloadStream(
+                workload,
+                {m: [float(v) for v in entry["baseline"][m]] for m in TIMED_METRICS},
+                {m: [float(v) for v in entry["candidate"][m]] for m in TIMED_METRICS},
+            )
+            for workload, entry in data["workloads"].items()
+        )
+        return TrialStream(
+            trial=str(data["trial"]),
+            kind=str(data["kind"]),
+            win_pct=float(data["win_pct"]),
+            workloads=workloads,
+            contended=any(bool(e["contended"]) for e in data["workloads"].values()),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StreamError(f"a trial line of the record is malformed: {exc!r}") from exc

@@ -1,0 +1,124 @@
+"""The `speedproof calibrate` command: run the trials, print the table, keep it in the ledger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from speedproof.calibration.trials import CalibrateOptions, Calibration, CalibrationReport
+from speedproof.errors import SpeedproofError
+from speedproof.judging import LEDGER_FOLDER, read_patch
+from speedproof.ledger import Ledger
+from speedproof.manifest import MANIFEST_NAME, load_manifest
+from speedproof.sandbox import make_sandbox
+
+EXIT_ERROR = 3
+
+
+def render_report(report: CalibrationReport, console: Console) -> None:
+    machine = report.machine
+    title = (
+        f"calibration of {report.target} at {report.base_rev[:12]} — "
+        f"{machine.get('cpu_model', '?')}, governor {machine.get('governor', '?')}, "
+        f"load {machine.get('load_1m', '?')}"
+    )
+    table = Table(
+        "trial",
+        "n",
+        "accepted",
+        "rejected",
+        "inconclusive",
+        "false accepts",
+        "false rejects",
+        "median pairs",
+        "mean pairs",
+        title=title,
+    )
+    for s in report.summary():
+        table.add_row(
+            s.kind,
+            str(s.trials),
+            str(s.accepted),
+            str(s.rejected),
+            str(s.inconclusive),
+            "-" if s.false_accepts is None else str(s.false_accepts),
+            "-" if s.false_rejects is None else str(s.false_rejects),
+            f"{s.median_pairs:g}",
+            f"{s.mean_pairs:.1f}",
+        )
+    console.print(table)
+    win = report.win
+    if win["kind"] == "patch":
+        console.print("win trials: the candidate is the --win patch against the base revision.")
+    else:
+        console.print(
+            f"win trials: a {win['win_pct']:g}% win, made by a {win['slowdown_s'] * 1000:.1f} ms "
+            "busy wait injected into the baseline at start."
+        )
+    schedule = report.schedule
+    console.print(
+        f"schedule: rounds of {schedule['round_pairs']} pairs up to {schedule['max_pairs']}, "
+        f"alpha {schedule['alpha']:g}; sandbox {report.sandbox}."
+    )
+
+
+def calibrate_command(
+    manifest: Annotated[Path, typer.Option("--manifest", "-m", help="The target's manifest.")] = (
+        Path(MANIFEST_NAME)
+    ),
+    trials: Annotated[int, typer.Option(min=1, help="Trials of each kind.")] = 10,
+    win: Annotated[
+        float, typer.Option(help="Size of the injected known win, in % (0 < win < 100).")
+    ] = 10.0,
+    win_patch: Annotated[
+        Path | None, typer.Option("--win-patch", help="Use this patch as the known win instead.")
+    ] = None,
+    pairs: Annotated[
+        int | None, typer.Option(min=4, help="A fixed schedule of this many pairs instead.")
+    ] = None,
+    repo: Annotated[Path | None, typer.Option(help="The git repository.")] = None,
+    base: Annotated[str, typer.Option(help="Base revision.")] = "HEAD",
+    ledger: Annotated[Path | None, typer.Option("--ledger", help="Ledger folder.")] = None,
+    no_sandbox: Annotated[
+        bool, typer.Option("--no-sandbox", help="Run without bubblewrap. Recorded.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """How far to trust verdicts here: false accepts, false rejects and power, measured."""
+    errors = Console(stderr=True)
+    try:
+        loaded = load_manifest(manifest)
+        options = CalibrateOptions(
+            trials=trials,
+            win_pct=win,
+            win_patch=None if win_patch is None else read_patch(win_patch),
+            repo=repo,
+            base=base,
+            pairs=pairs,
+        )
+        sandbox = make_sandbox(allow_unsandboxed=no_sandbox)
+        progress = Console(stderr=True, quiet=as_json)
+        report = Calibration(
+            loaded,
+            sandbox=sandbox,
+            options=options,
+            progress=lambda stage, message: progress.print(f"[dim]{stage}:[/] {message}"),
+        ).run()
+        with Ledger.in_folder(ledger or loaded.root / LEDGER_FOLDER) as book:
+            book.add_event(None, "calibration", report.to_json())
+    except (SpeedproofError, ValueError) as exc:
+        errors.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(EXIT_ERROR) from exc
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        render_report(report, Console(width=160))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("calibrate")(calibrate_command)

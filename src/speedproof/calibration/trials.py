@@ -1,0 +1,321 @@
+"""`speedproof calibrate`: how far to trust verdicts on this machine, for this target.
+
+Three kinds of trial, each measured and decided exactly as the judge measures and decides (the
+same `SequentialMeasurement`, the same schedule, the same policy):
+
+- `a/a`: the base revision against a second checkout of itself. Any accept is a false accept,
+  any reject a false reject.
+- `null`: the base revision against a build with a null change (a comment in the entry file).
+- `win`: a known win: the base revision as the candidate against a build slowed by a busy wait
+  sized so that the candidate is `win_pct` % faster on the shortest representative workload
+  (`inject.slowdown_for_win`), or a user's patch. The acceptance rate is the power, and the
+  pairs used say how quickly it gets there.
+
+Trials run interleaved (a/a, null, win, a/a, …) so that a drift of the machine over the run
+lands on every kind alike. Builds happen once; each trial is a fresh measurement.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from speedproof.calibration.inject import add_null_change, add_slowdown, slowdown_for_win
+from speedproof.errors import InfrastructureError
+from speedproof.gates.behaviour import BehaviourResult, check_behaviour
+from speedproof.manifest import LoadedManifest, Workload
+from speedproof.measure.environment import describe_environment
+from speedproof.measure.runner import run_invocation
+from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
+from speedproof.policy import decide
+from speedproof.program import Invocation, Program, Side
+from speedproof.sandbox import Sandbox
+from speedproof.stats import Schedule
+from speedproof.toolchains.base import Tree, toolchain_for
+from speedproof.workspace import (
+    apply_patch,
+    normalise_patch,
+    repository_root,
+    resolve_rev,
+    worktree,
+)
+
+TrialKind = Literal["a/a", "null", "win"]
+KINDS: tuple[TrialKind, ...] = ("a/a", "null", "win")
+# Runs of each representative workload that size the injected slowdown.
+PILOT_RUNS = 5
+Progress = Callable[[str, str], None]
+
+
+def _quiet(stage: str, message: str) -> None:
+    """The default progress sink: say nothing."""
+
+
+@dataclass(frozen=True)
+class CalibrateOptions:
+    trials: int = 10
+    win_pct: float = 10.0
+    win_patch: str | None = None
+    repo: Path | None = None
+    base: str = "HEAD"
+    pairs: int | None = None
+    cache_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class Trial:
+    kind: TrialKind
+    index: int
+    verdict: str
+    pairs: int
+    looks: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class KindSummary:
+    kind: TrialKind
+    trials: int
+    accepted: int
+    rejected: int
+    inconclusive: int
+    median_pairs: float
+    mean_pairs: float
+
+    @property
+    def false_accepts(self) -> int | None:
+        return None if self.kind == "win" else self.accepted
+
+    @property
+    def false_rejects(self) -> int | None:
+        return None if self.kind == "win" else self.rejected
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    target: str
+    base_rev: str
+    schedule: dict[str, Any]
+    win: dict[str, Any]
+    trials: tuple[Trial, ...]
+    sandbox: str
+    machine: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> list[KindSummary]:
+        found = []
+        for kind in KINDS:
+            mine = [t for t in self.trials if t.kind == kind]
+            if not mine:
+                continue
+            pairs = [t.pairs for t in mine]
+            found.append(
+                KindSummary(
+                    kind=kind,
+                    trials=len(mine),
+                    accepted=sum(t.verdict == "accepted" for t in mine),
+                    rejected=sum(t.verdict == "rejected" for t in mine),
+                    inconclusive=sum(t.verdict == "inconclusive" for t in mine),
+                    median_pairs=float(statistics.median(pairs)),
+                    mean_pairs=statistics.fmean(pairs),
+                )
+            )
+        return found
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "base_rev": self.base_rev,
+            "schedule": self.schedule,
+            "win": self.win,
+            "sandbox": self.sandbox,
+            "machine": self.machine,
+            "summary": [
+                {
+                    "kind": s.kind,
+                    "trials": s.trials,
+                    "accepted": s.accepted,
+                    "rejected": s.rejected,
+                    "inconclusive": s.inconclusive,
+                    "false_accepts": s.false_accepts,
+                    "false_rejects": s.false_rejects,
+                    "median_pairs": s.median_pairs,
+                    "mean_pairs": s.mean_pairs,
+                }
+                for s in self.summary()
+            ],
+            "trials": [t.__dict__ for t in self.trials],
+        }
+
+
+@dataclass
+class _Builds:
+    programs: dict[str, Program]
+    checks: dict[TrialKind, BehaviourResult] = field(default_factory=dict)
+
+
+class Calibration:
+    """Builds the trial programs once, then measures trials through the judge's own schedule."""
+
+    def __init__(
+        self,
+        loaded: LoadedManifest,
+        *,
+        sandbox: Sandbox,
+        options: CalibrateOptions = CalibrateOptions(),
+        progress: Progress = _quiet,
+    ) -> None:
+        if options.trials < 1:
+            raise ValueError(f"calibrate needs at least one trial, got {options.trials}")
+        self.loaded = loaded
+        self.manifest = loaded.manifest
+        self.sandbox = sandbox
+        self.options = options
+        self.progress = progress
+        self.repo = repository_root(options.repo or loaded.root)
+        self.base_rev = resolve_rev(self.repo, options.base)
+        self.target_rel = loaded.root.resolve().relative_to(self.repo)
+        self.toolchain = toolchain_for(self.manifest, sandbox, caches=options.cache_dir)
+        self.schedule: Schedule = schedule_for(self.manifest, options.pairs)
+
+    def run(self) -> CalibrationReport:
+        with self._checkouts() as trees:
+            builds = self._build(trees)
+            slowdown_s = 0.0
+            if self.options.win_patch is None:
+                slowdown_s = self._pilot(builds.programs["base"])
+                add_slowdown(self.manifest, trees["slowed"].root, slowdown_s)
+                builds.programs["slowed"] = self._built(trees["slowed"])
+            self._check_behaviour(builds)
+            trials = [
+                self._trial(kind, index, builds)
+                for index in range(self.options.trials)
+                for kind in KINDS
+            ]
+        return CalibrationReport(
+            target=self.manifest.target.name,
+            base_rev=self.base_rev,
+            schedule={
+                "round_pairs": self.schedule.round_pairs,
+                "max_pairs": self.schedule.max_pairs,
+                "alpha": self.schedule.alpha,
+            },
+            win={
+                "kind": "patch" if self.options.win_patch else "injected slowdown",
+                "win_pct": None if self.options.win_patch else self.options.win_pct,
+                "slowdown_s": slowdown_s or None,
+            },
+            trials=tuple(trials),
+            sandbox=self.sandbox.name,
+            machine=describe_environment().as_dict(),
+        )
+
+    # ----- checkouts and builds -----------------------------------------------------------
+
+    @contextmanager
+    def _checkouts(self) -> Iterator[dict[str, Tree]]:
+        names = ("base", "copy", "null", "slowed" if self.options.win_patch is None else "won")
+        with ExitStack() as stack:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="speedproof-")))
+            trees: dict[str, Tree] = {}
+            for name in names:
+                top = stack.enter_context(worktree(self.repo, self.base_rev)).path
+                side: Side = "baseline" if name in ("base", "slowed") else "candidate"
+                trees[name] = Tree(side, top, top / self.target_rel, scratch / name)
+            add_null_change(self.manifest, trees["null"].root)
+            if self.options.win_patch is not None:
+                apply_patch(trees["won"].worktree, normalise_patch(self.options.win_patch))
+            yield trees
+
+    def _build(self, trees: dict[str, Tree]) -> _Builds:
+        self.progress("build", f"building {len(trees)} checkouts once")
+        return _Builds(
+            {name: self._built(tree) for name, tree in trees.items() if name != "slowed"}
+        )
+
+    def _built(self, tree: Tree) -> Program:
+        result = self.toolchain.build(tree)
+        if not result.ok or result.program is None:
+            raise InfrastructureError(
+                f"the {tree.side} checkout does not build:\n{result.log[-2000:]}"
+            )
+        return result.program
+
+    def _pilot(self, program: Program) -> float:
+        """The wait for the requested win, sized on the shortest representative workload."""
+        prefix = tuple(self.manifest.target.prefix)
+        medians = []
+        for workload in self._representative():
+            walls = [
+                run_invocation(
+                    Invocation(program, workload, prefix),
+                    sandbox=self.sandbox,
+                    timeout_s=workload.timeout_s,
+                ).wall_s
+                for _ in range(PILOT_RUNS)
+            ]
+            medians.append(statistics.median(walls))
+        shortest = min(medians)
+        self.progress("pilot", f"shortest representative workload: {shortest * 1000:.1f} ms")
+        return slowdown_for_win(self.options.win_pct, shortest)
+
+    def _representative(self) -> list[Workload]:
+        return [w for w in self.manifest.workloads if w.tier == "representative"]
+
+    def _pair(self, kind: TrialKind, builds: _Builds) -> dict[Side, Program]:
+        programs = builds.programs
+        if kind == "a/a":
+            base, cand = programs["base"], programs["copy"]
+        elif kind == "null":
+            base, cand = programs["base"], programs["null"]
+        elif "won" in programs:
+            base, cand = programs["base"], programs["won"]
+        else:
+            base, cand = programs["slowed"], programs["base"]
+        return {
+            "baseline": replace(base, side="baseline"),
+            "candidate": replace(cand, side="candidate"),
+        }
+
+    def _check_behaviour(self, builds: _Builds) -> None:
+        for kind in KINDS:
+            pair = self._pair(kind, builds)
+            result = check_behaviour(
+                pair["baseline"],
+                pair["candidate"],
+                self.manifest.workloads,
+                self.manifest.behaviour,
+                prefix=self.manifest.target.prefix,
+                sandbox=self.sandbox,
+                timeout_for=lambda w: w.timeout_s,
+            )
+            if not result.matches:
+                detail = "; ".join(result.candidate_differences()) or "; ".join(result.detail())
+                raise InfrastructureError(
+                    f"the {kind} trial programs do not behave alike: {detail}"
+                )
+            builds.checks[kind] = result
+
+    # ----- trials -------------------------------------------------------------------------
+
+    def _trial(self, kind: TrialKind, index: int, builds: _Builds) -> Trial:
+        self.progress("trial", f"{kind} trial {index + 1} of {self.options.trials}")
+        measurement = SequentialMeasurement(
+            manifest=self.manifest,
+            sandbox=self.sandbox,
+            programs=self._pair(kind, builds),
+            checks=builds.checks[kind].check_for,
+            schedule=self.schedule,
+            sinks=Sinks(progress=self.progress),
+        )
+        evidence = measurement.run()
+        verdict = decide(evidence, self.manifest.rules())
+        pairs = max(
+            (c.n for c in evidence.comparisons if c.lane == "timed" and c.tier == "representative"),
+            default=0,
+        )
+        return Trial(kind, index, verdict.verdict, pairs, evidence.look, verdict.reasons[0])

@@ -1,0 +1,373 @@
+"""The instruction-count lane: Cachegrind's `Ir` of a workload run, for baseline and candidate.
+
+Each side of a workload runs `repeats` times under Cachegrind (`speedproof.measure.cachegrind`),
+in the same bubblewrap sandbox as the timed lane, with address randomisation off and the
+environment below. A count is a deterministic reading: when every run of a side gives the same
+number, one number is the whole truth and the comparison is `exact`. When two runs of the same
+binary differ, the reading is *unstable*: the lane says so, with the spread, and its comparison
+supports nothing. It never averages or picks a count. See docs/adr/0021-instruction-lane.md.
+
+Every run is also a behaviour check: with `check` given, the program's stdout, stderr, exit
+code and output files under valgrind must match the behaviour gate's reference, and a run that
+does not is an error in the reading, not a count. Valgrind's own messages go to a log file in
+the run's folder, so the program's stderr stays the program's.
+
+The count is the sum over every process of the run (`--trace-children=yes`, one output file a
+process): a target that is a shell script starting its worker is counted whole.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from speedproof.evidence import Comparison
+from speedproof.measure.cachegrind import (
+    MeasurementError,
+    cachegrind_prefix,
+    locate_cachegrind,
+    sum_total_ir,
+)
+from speedproof.measure.process import ProcessResult, run_process
+from speedproof.measure.runner import RepetitionCheck
+from speedproof.program import Invocation, Side
+from speedproof.sandbox import Sandbox, SandboxSpec
+
+# Measured slowdown under Cachegrind (--cache-sim=no) against a native run: 18-28x for the
+# bundled examples on an idle machine (Go logstat 0.043 s → 0.85 s, Python textstat 0.22 s →
+# 4.9 s), up to 68x at load average 5, which stretches wall time. The floor covers runs whose
+# native time is a few milliseconds, where valgrind's own start-up (about a second) dominates.
+RECOMMENDED_SLOWDOWN = 60.0
+TIMEOUT_FLOOR_S = 60.0
+
+# Set for every counted run. Each is read only by its own runtime, so one set serves every
+# target; the reading records the ones it set or changed.
+# - PYTHONHASHSEED: str and bytes hashes, hence set and dict layouts and iteration orders, are
+#   seeded at random per process otherwise; with a fixed seed CPython's counts repeat exactly.
+#   A number the program already sets is kept (the behaviour reference was taken with it).
+# - GOMAXPROCS=1: valgrind runs one thread at a time, so Go's parallelism is fictional under it,
+#   while idle Ps spin looking for work for as long as the running thread holds valgrind's lock;
+#   with the default, runs of logstat's shop-day counted 289 M, 309 M, 583 M and once 2.5 G.
+# - GODEBUG asyncpreemptoff=1: no timer-driven SIGURG preemption (wall-clock dependent signals).
+# - GODEBUG gcstoptheworld=1: the collector still does all its work, but at once instead of
+#   interleaved on wall-clock slices; spread across runs fell from 1.8-9 % to 0.16-0.19 %.
+# Go's counts still differ between runs (see the ADR); the lane then reports itself unstable.
+_SEEDS = {"PYTHONHASHSEED": "0", "GOMAXPROCS": "1"}
+_GODEBUG = ("asyncpreemptoff=1", "gcstoptheworld=1")
+_LOG_LIMIT = 400
+
+
+def instruction_timeout(
+    native_wall_s: float,
+    *,
+    multiple: float = RECOMMENDED_SLOWDOWN,
+    floor_s: float = TIMEOUT_FLOOR_S,
+) -> float:
+    """A per-run limit for a counted run: max(floor, multiple × the native run's wall time)."""
+    return max(floor_s, multiple * native_wall_s)
+
+
+def counting_env(env: Mapping[str, str]) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+    """The environment of a counted run, and the (name, value) pairs the lane set or changed."""
+    result = dict(env)
+    for name, value in _SEEDS.items():
+        if name == "PYTHONHASHSEED" and result.get(name, "").isdigit():
+            continue
+        result[name] = value
+    godebug = [part for part in result.get("GODEBUG", "").split(",") if part]
+    result["GODEBUG"] = ",".join([*godebug, *_GODEBUG])
+    changed = tuple(
+        (name, value) for name, value in sorted(result.items()) if env.get(name) != value
+    )
+    return result, changed
+
+
+@dataclass(frozen=True)
+class InstructionRun:
+    """One run under Cachegrind: its count, or the words saying why there is none."""
+
+    ir: int | None
+    exit_code: int
+    stdout_sha256: str
+    error: str | None
+    wall_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class InstructionReading:
+    """Every counted run of one side on one workload, and the environment they ran with."""
+
+    workload: str
+    side: Side
+    runs: tuple[InstructionRun, ...]
+    # The variables the lane set or changed for these runs (see `counting_env`).
+    env: tuple[tuple[str, str], ...] = ()
+    # `valgrind --version`, e.g. "valgrind-3.19.0": counts are only comparable under one.
+    tool: str = ""
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        return tuple(run.ir for run in self.runs if run.ir is not None)
+
+    @property
+    def stable(self) -> bool:
+        """At least two runs, every one produced a count, and all counts are identical."""
+        return (
+            len(self.runs) >= 2
+            and len(self.counts) == len(self.runs)
+            and len(set(self.counts)) == 1
+        )
+
+    @property
+    def counted(self) -> bool:
+        """Every run produced a count and all counts are identical (one run is enough here)."""
+        return bool(self.runs) and len(self.counts) == len(self.runs) and len(set(self.counts)) == 1
+
+    @property
+    def ir(self) -> int | None:
+        return self.counts[0] if self.stable else None
+
+    @property
+    def spread_pct(self) -> float | None:
+        """(largest - smallest) / smallest × 100 over the counts there are; None without two."""
+        counts = self.counts
+        if len(counts) < 2 or min(counts) <= 0:
+            return None
+        return (max(counts) - min(counts)) / min(counts) * 100.0
+
+    @property
+    def note(self) -> str:
+        """Why the reading is not stable, in words; empty when it is."""
+        if self.stable:
+            return ""
+        failed = [
+            f"run {index} of {len(self.runs)} failed: {run.error or 'no count'}"
+            for index, run in enumerate(self.runs, 1)
+            if run.ir is None
+        ]
+        if failed:
+            return "; ".join(failed)
+        if len(self.runs) < 2:
+            return f"{len(self.runs)} run: one count cannot show that counts repeat"
+        low, high = min(self.counts), max(self.counts)
+        spread = self.spread_pct
+        by = "" if spread is None else f" ({spread:.3g} %)"
+        return f"counts varied across {len(self.runs)} runs: {low:,} to {high:,}{by}"
+
+
+def _log_tail(folder: Path) -> str:
+    text = ""
+    for path in sorted(folder.glob("valgrind.*.log")):
+        text += path.read_text(encoding="utf-8", errors="replace")
+    return text.strip()[-_LOG_LIMIT:]
+
+
+def _exit_words(result: ProcessResult, invocation: Invocation) -> tuple[str, ...]:
+    expected = invocation.workload.expected_exit
+    if result.exit_code == expected:
+        return ()
+    tail = result.tail(_LOG_LIMIT).strip()
+    return (f"exit status {result.exit_code}, the workload expects {expected}: {tail}".strip(),)
+
+
+def _classify(
+    result: ProcessResult,
+    invocation: Invocation,
+    check: RepetitionCheck | None,
+    folder: Path,
+    timeout_s: float,
+) -> tuple[int | None, str | None]:
+    """(count, None) for a good run, (None, why) otherwise; valgrind's failures come first, so a
+    program that never started is not reported as a behaviour change."""
+    if result.timed_out:
+        return None, f"timed out after {timeout_s:.3g} s under Cachegrind"
+    outputs = list(folder.glob("cachegrind.*.out"))
+    if not outputs:
+        said = _log_tail(folder) or result.tail(_LOG_LIMIT).strip()
+        return None, f"Cachegrind wrote no count (exit status {result.exit_code}): {said}"
+    try:
+        ir = sum_total_ir(outputs)
+    except MeasurementError as exc:
+        return None, str(exc)
+    if check is not None:
+        differences = check.differences(invocation, result)
+    else:
+        differences = _exit_words(result, invocation)
+    if differences:
+        return None, "behaviour under Cachegrind differs: " + "; ".join(differences)
+    return ir, None
+
+
+def _count_once(
+    invocation: Invocation,
+    *,
+    sandbox: Sandbox,
+    timeout_s: float,
+    check: RepetitionCheck | None,
+    env: Mapping[str, str],
+    tools: tuple[str, str],
+) -> InstructionRun:
+    """One run in a fresh folder, bound writable: /tmp is private inside the sandbox."""
+    program = invocation.program
+    with tempfile.TemporaryDirectory(prefix="speedproof-cachegrind-") as raw:
+        folder = Path(raw)
+        prefix = cachegrind_prefix(
+            str(folder / "cachegrind.%p.out"),
+            log_file=str(folder / "valgrind.%p.log"),
+            trace_children=True,
+            setarch=tools[0],
+            valgrind=tools[1],
+        )
+        spec = SandboxSpec(
+            writable=(*program.writable, folder), env=dict(env), network=program.network
+        )
+        if check is not None:
+            check.prepare(invocation)
+        result = run_process(
+            (*prefix, *invocation.argv),
+            cwd=program.root,
+            sandbox=sandbox,
+            spec=spec,
+            timeout_s=timeout_s,
+            stdin=invocation.stdin,
+        )
+        ir, error = _classify(result, invocation, check, folder, timeout_s)
+    return InstructionRun(ir, result.exit_code, result.stdout_sha256, error, result.wall_s)
+
+
+def count_instructions(
+    invocation: Invocation,
+    *,
+    sandbox: Sandbox,
+    timeout_s: float,
+    repeats: int = 2,
+    check: RepetitionCheck | None = None,
+) -> InstructionReading:
+    """Count one side on one workload `repeats` times, one run after another.
+
+    `timeout_s` is per run and already scaled for valgrind (`instruction_timeout`). The runs
+    stop at the first one that fails or differs from the count before it: the reading is
+    unstable from then on, and further runs under valgrind would cost seconds each for nothing.
+    Raises CachegrindUnavailable when valgrind or setarch is missing.
+    """
+    if repeats < 1:
+        raise ValueError(f"need at least one run, got {repeats}")
+    setarch, valgrind, version = locate_cachegrind()
+    env, changed = counting_env(invocation.program.env)
+    runs: list[InstructionRun] = []
+    for _ in range(repeats):
+        run = _count_once(
+            invocation,
+            sandbox=sandbox,
+            timeout_s=timeout_s,
+            check=check,
+            env=env,
+            tools=(setarch, valgrind),
+        )
+        runs.append(run)
+        if run.ir is None or run.ir != runs[0].ir:
+            break
+    return InstructionReading(
+        workload=invocation.workload.id,
+        side=invocation.program.side,
+        runs=tuple(runs),
+        env=changed,
+        tool=version,
+    )
+
+
+def _mean(reading: InstructionReading) -> float:
+    counts = reading.counts
+    return sum(counts) / len(counts) if counts else float("nan")
+
+
+def _unsupported(
+    baseline: InstructionReading, candidate: InstructionReading, tier: str, note: str
+) -> Comparison:
+    nan = float("nan")
+    return Comparison(
+        workload=baseline.workload,
+        metric="instructions",
+        tier=tier,
+        n_baseline=len(baseline.runs),
+        n_candidate=len(candidate.runs),
+        baseline_mean=_mean(baseline),
+        candidate_mean=_mean(candidate),
+        delta_pct=nan,
+        ci_low_pct=nan,
+        ci_high_pct=nan,
+        p_value=None,
+        welch_t=None,
+        p_welch=None,
+        p_mannwhitney=None,
+        significant=False,
+        supported=False,
+        lane="instructions",
+        extra=_spreads(baseline, candidate),
+        exact=False,
+        note=note,
+    )
+
+
+def _spreads(
+    baseline: InstructionReading, candidate: InstructionReading
+) -> tuple[tuple[str, float | None], ...]:
+    return (
+        ("baseline_spread_pct", baseline.spread_pct),
+        ("candidate_spread_pct", candidate.spread_pct),
+    )
+
+
+def instruction_comparison(
+    baseline: InstructionReading, candidate: InstructionReading, *, tier: str
+) -> Comparison:
+    """Baseline against candidate on one workload: exact when both sides repeated exactly.
+
+    Exact counts carry no noise, so the comparison is `significant` exactly when the counts
+    differ and `supported` always, as binary size is (`size_comparison`). When either side is
+    unstable there is no figure to stand on: NaN delta, not significant, not supported, and a
+    note naming the side that varied and by how much.
+    """
+    if baseline.side != "baseline" or candidate.side != "candidate":
+        raise ValueError(
+            f"expected a baseline and a candidate, got {baseline.side}, {candidate.side}"
+        )
+    if baseline.workload != candidate.workload:
+        raise ValueError(f"cannot compare {baseline.workload!r} with {candidate.workload!r}")
+    # A candidate counted once is enough when the baseline has shown, by repeating, that this
+    # target counts deterministically under the lane's settings (the judge runs a candidate
+    # once when the lane is a secondary reading; evaluate.Judge._repeats).
+    unstable = [f"baseline {baseline.note}"] if not baseline.stable else []
+    single = len(candidate.runs) == 1 and candidate.counted
+    if not (candidate.stable or single):
+        unstable.append(f"candidate {candidate.note}")
+    if unstable:
+        return _unsupported(baseline, candidate, tier, "; ".join(unstable))
+    base, cand = baseline.counts[0], candidate.counts[0]
+    if base <= 0:
+        note = f"the baseline counted {base} instructions, so no relative change exists"
+        return _unsupported(baseline, candidate, tier, note)
+    delta = (cand - base) / base * 100.0
+    return Comparison(
+        workload=baseline.workload,
+        metric="instructions",
+        tier=tier,
+        n_baseline=len(baseline.runs),
+        n_candidate=len(candidate.runs),
+        baseline_mean=float(base),
+        candidate_mean=float(cand),
+        delta_pct=delta,
+        ci_low_pct=delta,
+        ci_high_pct=delta,
+        p_value=None,
+        welch_t=None,
+        p_welch=None,
+        p_mannwhitney=None,
+        significant=cand != base,
+        supported=True,
+        lane="instructions",
+        extra=_spreads(baseline, candidate),
+        exact=True,
+    )

@@ -1,0 +1,248 @@
+"""The sequential schedule: measure in rounds of pairs until the verdict is certain.
+
+One look is: every representative workload gets `round_pairs` more ABBA pairs, the readings are
+computed at the look's share of the error budget (`Schedule.alpha_at`, docs/adr/0020) with Holm
+across workloads within each metric, and `policy.keep_measuring` says whether another round can
+still change the verdict. The hard maximum (`max_pairs`) ends what is undecided as inconclusive.
+
+A round measured while the machine was contended (the load rule of `measure.environment`) is
+measured again, once per candidate; the contended round's samples stay in the ledger but not in
+the analysis, and a second contended round is kept and flagged in the verdict's notes.
+
+The judge and `speedproof calibrate` both measure through `SequentialMeasurement`, so the
+figures calibrate reports are the figures of the rule the judge applies.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from speedproof.evidence import Comparison, Evidence
+from speedproof.manifest import Manifest, Workload
+from speedproof.measure.environment import contended
+from speedproof.measure.readings import lane_comparisons
+from speedproof.measure.runner import (
+    PairSeries,
+    RepetitionCheck,
+    Round,
+    Sample,
+    TimeoutRule,
+    measure_pairs,
+)
+from speedproof.policy import decide, keep_measuring
+from speedproof.program import Invocation, Program, Side
+from speedproof.sandbox import Sandbox
+from speedproof.stats import Schedule
+
+# (series index, workload id, sample): called between runs, outside the timed region.
+SampleSink = Callable[[int, str, Sample], None]
+# (gate name, passed, seconds, reasons, detail): a measured series as a ledger gate.
+GateSink = Callable[[str, bool, float, tuple[str, ...], dict[str, Any]], None]
+Progress = Callable[[str, str], None]
+
+
+def _ignore_sample(series: int, workload: str, sample: Sample) -> None:
+    """The default sample sink: keep nothing."""
+
+
+def _ignore_gate(
+    name: str, passed: bool, seconds: float, reasons: tuple[str, ...], detail: dict[str, Any]
+) -> None:
+    """The default gate sink: keep nothing."""
+
+
+def _quiet(stage: str, message: str) -> None:
+    """The default progress sink: say nothing."""
+
+
+def schedule_for(manifest: Manifest, pairs: int | None = None) -> Schedule:
+    """The schedule a judgement uses: `pairs` (a caller's override) or the manifest's."""
+    policy = manifest.policy
+    if pairs is not None:
+        return Schedule.fixed(pairs, policy.alpha)
+    if manifest.reported is not None:
+        return Schedule.fixed(manifest.reported.repeats, policy.alpha)
+    if policy.pairs is not None:
+        return Schedule.fixed(policy.pairs, policy.alpha)
+    return Schedule(round_pairs=policy.round_pairs, max_pairs=policy.max_pairs, alpha=policy.alpha)
+
+
+@dataclass
+class Sinks:
+    """Where measurements go as they are taken."""
+
+    sample: SampleSink = _ignore_sample
+    gate: GateSink = _ignore_gate
+    progress: Progress = _quiet
+
+
+@dataclass
+class Measured:
+    """The state of a schedule: series per workload and what the measurement itself noticed."""
+
+    series: dict[str, PairSeries] = field(default_factory=dict)
+    limits: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    # Looks whose kept round was measured on a contended machine, per workload.
+    contended: dict[str, list[int]] = field(default_factory=dict)
+    remeasured: bool = False
+    next_series: int = 0
+    look: int = 0
+
+
+@dataclass
+class SequentialMeasurement:
+    """Measures one baseline/candidate pair of programs under the manifest's schedule."""
+
+    manifest: Manifest
+    sandbox: Sandbox
+    programs: dict[Side, Program]
+    checks: Callable[[str], RepetitionCheck]
+    schedule: Schedule
+    sinks: Sinks = field(default_factory=Sinks)
+    # Readings from other lanes (instructions, binary size), added to every look's evidence.
+    fixed_readings: Sequence[Comparison] = ()
+
+    def run(self) -> Evidence:
+        """Look after look until settled; then the holdout workloads if the verdict accepts."""
+        chosen = [w for w in self.manifest.workloads if w.tier == "representative"]
+        state = Measured()
+        evidence = self._look(state, chosen)
+        while keep_measuring(evidence, self.manifest.rules()):
+            self.sinks.progress("round", f"look {state.look} is not settled; one more round")
+            evidence = self._look(state, chosen)
+        return self._holdout(state, evidence)
+
+    # ----- one look -----------------------------------------------------------------------
+
+    def _look(self, state: Measured, workloads: Sequence[Workload]) -> Evidence:
+        state.look += 1
+        before = self.schedule.pairs_at(state.look - 1) if state.look > 1 else 0
+        pairs = self.schedule.pairs_at(state.look) - before
+        for workload in workloads:
+            self._round(state, workload, pairs, before)
+        return self.evidence(state)
+
+    def _round(self, state: Measured, workload: Workload, pairs: int, before: int) -> None:
+        series = self._series(state, workload, pairs, before)
+        if series.clean and self._contended(series):
+            if not state.remeasured:
+                state.remeasured = True
+                state.notes.append(
+                    f"the machine was contended while round {state.look} of workload "
+                    f"{workload.id} was measured; that round was measured again and the "
+                    "contended one left out of the analysis."
+                )
+                self.sinks.progress("contended", f"{workload.id}: measuring the round again")
+                series = self._series(state, workload, pairs, before)
+            if self._contended(series):
+                state.contended.setdefault(workload.id, []).append(state.look)
+        known = state.series.get(workload.id)
+        state.series[workload.id] = series if known is None else known.extend(series)
+
+    def _contended(self, series: PairSeries) -> bool:
+        window = series.loads[-1]
+        return contended(window.before, window.after, os.cpu_count() or 1)
+
+    def _series(self, state: Measured, workload: Workload, pairs: int, before: int) -> PairSeries:
+        index = state.next_series
+        state.next_series += 1
+        self.sinks.progress("measure", f"{workload.id}: {pairs} pairs (look {state.look})")
+        prefix = tuple(self.manifest.target.prefix)
+
+        def record(sample: Sample) -> None:
+            self.sinks.sample(index, workload.id, sample)
+
+        where = Round(
+            first_pair=before,
+            warmup=0 if workload.id in state.limits else 1,
+            limit_s=state.limits.get(workload.id),
+        )
+        start = time.perf_counter()
+        measured = measure_pairs(
+            Invocation(self.programs["baseline"], workload, prefix),
+            Invocation(self.programs["candidate"], workload, prefix),
+            pairs=pairs,
+            sandbox=self.sandbox,
+            check=self.checks(workload.id),
+            timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
+            on_sample=record,
+            round_=where,
+            metrics=self._metric_names(),
+        )
+        state.limits.setdefault(workload.id, measured.timeouts_s[-1])
+        self._report(index, state.look, workload, measured, time.perf_counter() - start)
+        return measured
+
+    def _metric_names(self) -> tuple[str, ...]:
+        reported = self.manifest.reported
+        return () if reported is None else tuple(reported.directions())
+
+    def _report(
+        self, index: int, look: int, workload: Workload, measured: PairSeries, seconds: float
+    ) -> None:
+        window = measured.loads[-1]
+        detail = {
+            "workload": workload.id,
+            "series": index,
+            "look": look,
+            "pairs": measured.pairs,
+            "timeout_s": measured.timeouts_s[-1],
+            "load_before": window.before.one,
+            "load_after": window.after.one,
+            "contended": self._contended(measured),
+            "mismatches": [m.describe() for m in measured.mismatches],
+        }
+        error = measured.measurement_error
+        reasons = () if error is None else (error.message,)
+        passed = error is None and not measured.mismatches
+        self.sinks.gate(f"measure:{workload.id}", passed, seconds, reasons, detail)
+
+    # ----- evidence -----------------------------------------------------------------------
+
+    def evidence(self, state: Measured) -> Evidence:
+        """The evidence of the looks so far, at the current look's level."""
+        alpha = self.schedule.alpha_at(state.look)
+        tiers = {w.id: w.tier for w in self.manifest.workloads}
+        comparisons = lane_comparisons(state.series, self.manifest, tiers=tiers, alpha=alpha)
+        failures = [
+            f"measurement of {wid} failed: {s.measurement_error.message}"
+            for wid, s in state.series.items()
+            if s.measurement_error is not None
+        ]
+        mismatches = [m.describe() for s in state.series.values() for m in s.mismatches]
+        return Evidence(
+            behaviour_matches=not mismatches,
+            failure_summary=tuple(failures),
+            safety_checks_passed=True,
+            representative_evidence=True,
+            comparisons=(*comparisons, *self.fixed_readings),
+            behaviour_detail=tuple(mismatches),
+            look=state.look,
+            final=state.look >= self.schedule.looks(),
+            alpha=alpha,
+            measurement_notes=(*state.notes, *_contention_notes(state.contended)),
+        )
+
+    def _holdout(self, state: Measured, evidence: Evidence) -> Evidence:
+        """An accept stands only once the holdout workloads are measured and do not regress."""
+        holdout = [w for w in self.manifest.workloads if w.tier == "holdout"]
+        if not holdout or decide(evidence, self.manifest.rules()).verdict != "accepted":
+            return evidence
+        pairs = self.schedule.pairs_at(state.look)
+        self.sinks.progress("holdout", f"measuring {len(holdout)} holdout workload(s)")
+        for workload in holdout:
+            self._round(state, workload, pairs, 0)
+        return replace(self.evidence(state), final=True)
+
+
+def _contention_notes(contended: dict[str, list[int]]) -> list[str]:
+    return [
+        f"workload {workload} was measured on a contended machine (load above the contention "
+        f"threshold) in look(s) {', '.join(str(look) for look in looks)}; its figures are noisier."
+        for workload, looks in contended.items()
+    ]

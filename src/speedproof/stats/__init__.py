@@ -1,0 +1,27 @@
+"""Every statistic speedproof computes, in one package, scipy underneath.
+
+- `unpaired`: baseline and candidate as two independent samples, Welch's t and Mann-Whitney U
+  (ADR 0002); still the rule for samples that are not pairs.
+- `paired`: the timed lane's ABBA pairs as pairs, per-pair log ratios, a paired t and a
+  Wilcoxon signed-rank test that must both agree (ADR 0020).
+- `sequential`: the alpha-spending schedule that lets the judge measure in rounds and stop
+  early without the false positives of repeated fixed-horizon tests (ADR 0020).
+"""
+
+from speedproof.stats.paired import paired_compare
+from speedproof.stats.sequential import DEFAULT_RHO, Schedule, Step, step
+from speedproof.stats.unpaired import ALPHA, CONFIDENCE, MIN_SAMPLES, T_CUTOFF, compare, holm
+
+__all__ = [
+    "ALPHA",
+    "CONFIDENCE",
+    "DEFAULT_RHO",
+    "MIN_SAMPLES",
+    "T_CUTOFF",
+    "Schedule",
+    "Step",
+    "compare",
+    "holm",
+    "paired_compare",
+    "step",
+]

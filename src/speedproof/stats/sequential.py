@@ -1,0 +1,149 @@
+"""Measuring in rounds and stopping as soon as the verdict is certain, without a peeking bias.
+
+A judge that measures 10 pairs, tests, and measures 10 more when the answer is unclear tests up
+to five times. Each fixed-horizon test at 0.05 is honest alone; five looks at one growing series
+are not: over simulated A/A streams a paired t at 0.05 at 10, 20, 30, 40 and 50 pairs calls
+13-16 % of them significant at some look (ADR 0020), three times the 5 % each figure claims.
+
+The rule here is alpha spending with a union bound. A spending function f(t) = alpha × t^rho,
+t = pairs so far / maximum pairs, gives look k the level alpha_k = f(t_k) - f(t_{k-1}); the levels
+sum to alpha. Look k tests, and builds its interval, at alpha_k. The chance that any look falsely
+declares significance is at most the sum of the per-look chances, alpha, whatever the correlation
+between looks (they share pairs, so it is strong), and for the same reason the per-look
+(1 - alpha_k) intervals hold the true change at every look at once with probability at least
+1 - alpha: a confidence sequence. The guarantee does not depend on how many looks are taken, so
+stopping early, for any reason, keeps it. Measured: 1.9-3.6 % of A/A streams are significant at
+some look when every look is taken, for a nominal 5 %.
+
+Why not an exact group-sequential boundary, an mSPRT or a martingale confidence sequence: the
+union bound needs no model of the correlation between looks and nothing beyond what each fixed
+test already assumes, so the per-look test can stay the paired t AND signed-rank rule of
+`speedproof.stats.paired`, which no boundary computed for a single z statistic describes. An
+mSPRT needs a mixing distribution for the effect and a known noise scale, which a 10-pair round
+does not give; a confidence sequence valid at every single pair pays for 50 looks when the judge
+takes 5. The price of the bound's slack (about 3 % spent of 5 %) is paid in pairs, not in wrong
+verdicts.
+
+Why rho = 2 (ADR 0020, 1000 streams a cell): at 8 % CV, rho = 1 (Pocock-like, 0.01 a look)
+accepts 26 % of 3 % wins and 74 % of 5 % wins, rho = 2 31 % and 78 %, rho = 3 (O'Brien-Fleming
+like) 34 % and 81 %; a clear 10 % win at 5 % CV takes 11.4, 15.4 and 20.0 pairs on average. rho
+= 3 spends 0.0004 at 10 pairs, below the smallest two-sided signed-rank p that 10 pairs can give
+(2 / 2^10 ≈ 0.00195), so its first look can never accept or reject; rho = 2 spends 0.002 there,
+just above it. rho = 2 keeps most of rho = 3's power on small wins and most of rho = 1's speed on
+clear ones, and its A/A false accepts are no higher than either's (0.4 % at 5 % CV, 2.3 % at 8 %).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from speedproof.evidence import Comparison
+
+# The shape of the spending function alpha × t^rho; see the module docstring and ADR 0020.
+DEFAULT_RHO = 2.0
+# A round smaller than this could never be tested (see `speedproof.stats.unpaired.MIN_SAMPLES`).
+MIN_ROUND_PAIRS = 4
+
+# What one look says: "accept" and "reject" are significant at the look's level beyond the floor
+# or the limit; "futile" means the look's interval rules out both (or the reading has no finite
+# figure, which more pairs cannot give it); "continue" asks for the next round; "exhausted" is the
+# last look with nothing decided.
+Step = Literal["accept", "reject", "futile", "continue", "exhausted"]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Looks every `round_pairs` pairs up to `max_pairs`, spending `alpha` as alpha × t^rho."""
+
+    round_pairs: int = 10
+    max_pairs: int = 50
+    alpha: float = 0.05
+    rho: float = DEFAULT_RHO
+
+    def __post_init__(self) -> None:
+        if self.round_pairs < MIN_ROUND_PAIRS:
+            raise ValueError(
+                f"a round needs at least {MIN_ROUND_PAIRS} pairs, got {self.round_pairs}"
+            )
+        if self.max_pairs < self.round_pairs:
+            raise ValueError(
+                f"max_pairs ({self.max_pairs}) must be at least round_pairs ({self.round_pairs})"
+            )
+        if not 0.0 < self.alpha < 0.5:
+            raise ValueError(f"alpha must lie in (0, 0.5), got {self.alpha!r}")
+        if not (math.isfinite(self.rho) and self.rho > 0.0):
+            raise ValueError(f"rho must be a positive number, got {self.rho!r}")
+
+    @classmethod
+    def fixed(cls, pairs: int, alpha: float = 0.05) -> Schedule:
+        """One look at `pairs` pairs spending all of `alpha`: the fixed-horizon test."""
+        return cls(round_pairs=pairs, max_pairs=pairs, alpha=alpha)
+
+    def looks(self) -> int:
+        return -(-self.max_pairs // self.round_pairs)
+
+    def pairs_at(self, look: int) -> int:
+        """Pairs measured at `look` (1-based); the last look is `max_pairs` even off the grid."""
+        self._check(look)
+        return min(look * self.round_pairs, self.max_pairs)
+
+    def spent_at(self, look: int) -> float:
+        """f(t_k): the alpha spent by looks 1..k together (0 before the first look)."""
+        if look == 0:
+            return 0.0
+        self._check(look)
+        if look == self.looks():
+            return self.alpha  # exactly, not 1.0 ** rho times it after rounding
+        return self.alpha * math.pow(self.pairs_at(look) / self.max_pairs, self.rho)
+
+    def alpha_at(self, look: int) -> float:
+        """The level of `look`'s test and of its (1 - level) interval."""
+        return self.spent_at(look) - self.spent_at(look - 1)
+
+    def look_of(self, pairs: int) -> int:
+        """The look at which `pairs` pairs are measured; a `ValueError` off the schedule."""
+        for look in range(1, self.looks() + 1):
+            if self.pairs_at(look) == pairs:
+                return look
+        raise ValueError(
+            f"{pairs} pairs is not a look of this schedule "
+            f"({', '.join(str(self.pairs_at(k)) for k in range(1, self.looks() + 1))})"
+        )
+
+    def _check(self, look: int) -> None:
+        if not 1 <= look <= self.looks():
+            raise ValueError(f"look must lie in 1..{self.looks()}, got {look}")
+
+
+def step(reading: Comparison, schedule: Schedule, *, floor_pct: float, limit_pct: float) -> Step:
+    """What one paired reading says at its look: accept, reject, stop for futility or go on.
+
+    `reading` must come from `paired_compare(..., alpha=schedule.alpha_at(look))` at one of the
+    schedule's pair counts; a reading tested at another level (the usual 0.05, which is the
+    peeking this module exists to prevent) is a `ValueError`. Accept: significant and the
+    improvement is at least `floor_pct`. Reject: significant and worse than `-limit_pct`.
+    Futile: the interval's best end is below the floor and its worst end better than the limit:
+    the confidence sequence already rules out both a change worth accepting and one worth
+    rejecting, so more pairs would only narrow an interval whose verdict is known.
+    """
+    look = schedule.look_of(reading.n)
+    level = dict(reading.extra).get("alpha")
+    if level is None or not math.isclose(level, schedule.alpha_at(look), rel_tol=1e-9):
+        raise ValueError(
+            f"metric {reading.metric!r} on workload {reading.workload!r}: look {look} tests at "
+            f"{schedule.alpha_at(look):.6g}, but the reading was tested at {level!r}"
+        )
+    if not reading.finite:
+        return "futile"
+    improvement = reading.improvement_pct
+    if reading.significant and improvement >= floor_pct:
+        return "accept"
+    if reading.significant and improvement < -limit_pct:
+        return "reject"
+    ends = (-reading.ci_high_pct, -reading.ci_low_pct)
+    worst, best = ends if reading.lower_is_better else (-ends[1], -ends[0])
+    if best < floor_pct and worst > -limit_pct:
+        return "futile"
+    return "exhausted" if look == schedule.looks() else "continue"

@@ -1,0 +1,199 @@
+"""`speedproof verify`: measure accepted candidates again, with more pairs, alone and stacked.
+
+An accept was measured once, against one base, on one afternoon's machine. Verification takes
+each accepted candidate's recorded diff and judges it again through the whole path (guard,
+build, tests, behaviour, measurement) with a fixed schedule of `pairs` pairs (default 60, more
+than any sequential look takes) against the base it was accepted on; then all the accepted
+diffs applied in order, stacked, against the first one's base: wins that each held alone can
+overlap, or cancel, once they are together.
+
+A candidate whose re-judgement is not `accepted` is flagged: it is listed as not holding, the
+flag is an event in the ledger next to the original candidate, and the command exits 1. Nothing
+is ever dropped or rewritten silently: the original verdict stays as it was recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from speedproof.errors import PatchError, SpeedproofError
+from speedproof.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.ledger import Ledger
+from speedproof.manifest import LoadedManifest
+from speedproof.sandbox import Sandbox
+from speedproof.workspace import apply_patch, normalise_patch, worktree
+from speedproof.workspace.gitcmd import git_ok
+
+DEFAULT_PAIRS = 60
+Mode = Literal["alone", "stacked"]
+Progress = Callable[[str, str], None]
+
+
+def _quiet(stage: str, message: str) -> None:
+    """The default progress sink: say nothing."""
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """An accepted candidate as the ledger recorded it."""
+
+    id: int
+    base_rev: str
+    diff: str
+    rests_on: str | None
+    campaign: str | None
+
+
+@dataclass(frozen=True)
+class Recheck:
+    mode: Mode
+    candidates: tuple[int, ...]
+    base_rev: str
+    verdict: str
+    holds: bool
+    ledger_id: int | None
+    figure: str
+    reasons: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "candidates": list(self.candidates),
+            "base_rev": self.base_rev,
+            "verdict": self.verdict,
+            "holds": self.holds,
+            "ledger_id": self.ledger_id,
+            "figure": self.figure,
+            "reasons": list(self.reasons),
+        }
+
+
+def accepted_candidates(
+    ledger: Ledger, *, campaign: str | None = None, ids: Sequence[int] = ()
+) -> list[Accepted]:
+    """Accepted candidates in the order they were judged (never earlier verifications)."""
+    sql = (
+        "SELECT c.id, c.base_rev, c.diff, v.rests_on, c.campaign FROM candidates c"
+        " JOIN verdicts v ON v.candidate_id = c.id"
+        " WHERE v.verdict = 'accepted' AND c.origin != 'verify'"
+    )
+    params: list[Any] = []
+    if campaign is not None:
+        sql += " AND c.campaign = ?"
+        params.append(campaign)
+    rows = ledger.query(sql + " ORDER BY c.id", params)
+    found = [
+        Accepted(r["id"], r["base_rev"], r["diff"], r["rests_on"], r["campaign"]) for r in rows
+    ]
+    if ids:
+        missing = sorted(set(ids) - {a.id for a in found})
+        if missing:
+            raise SpeedproofError(
+                f"not accepted candidates in this ledger: {', '.join(map(str, missing))}"
+            )
+        found = [a for a in found if a.id in ids]
+    return found
+
+
+class Verification:
+    """Re-judges accepted candidates with a fixed, larger schedule."""
+
+    def __init__(
+        self,
+        loaded: LoadedManifest,
+        *,
+        sandbox: Sandbox,
+        ledger: Ledger,
+        pairs: int = DEFAULT_PAIRS,
+        progress: Progress = _quiet,
+    ) -> None:
+        self.loaded = loaded
+        self.sandbox = sandbox
+        self.ledger = ledger
+        self.pairs = pairs
+        self.progress = progress
+
+    def run(self, accepted: Sequence[Accepted]) -> list[Recheck]:
+        if not accepted:
+            raise SpeedproofError("no accepted candidate to verify in this ledger")
+        checks = [self._alone(candidate) for candidate in accepted]
+        if len(accepted) > 1:
+            checks.append(self._stacked(accepted))
+        return checks
+
+    def _judge(self, base: str, diff: str, campaign: str | None) -> Outcome:
+        options = JudgeOptions(base=base, pairs=self.pairs, origin="verify", campaign=campaign)
+        judge = Judge(
+            self.loaded,
+            sandbox=self.sandbox,
+            ledger=self.ledger,
+            options=options,
+            progress=self.progress,
+        )
+        return judge.judge(diff)
+
+    def _alone(self, candidate: Accepted) -> Recheck:
+        self.progress("verify", f"candidate {candidate.id} alone, {self.pairs} pairs")
+        outcome = self._judge(candidate.base_rev, candidate.diff, candidate.campaign)
+        return self._record(
+            "alone", (candidate.id,), candidate.base_rev, outcome, candidate.campaign
+        )
+
+    def _stacked(self, accepted: Sequence[Accepted]) -> Recheck:
+        ids = tuple(a.id for a in accepted)
+        base = accepted[0].base_rev
+        campaign = accepted[0].campaign
+        self.progress("verify", f"{len(ids)} candidates stacked on {base[:12]}")
+        try:
+            diff = stack_diffs(self.loaded, base, [a.diff for a in accepted])
+        except PatchError as exc:
+            check = Recheck("stacked", ids, base, "not built", False, None, "", (str(exc),))
+            self._flag(check, campaign)
+            return check
+        return self._record("stacked", ids, base, self._judge(base, diff, campaign), campaign)
+
+    def _record(
+        self,
+        mode: Mode,
+        ids: tuple[int, ...],
+        base: str,
+        outcome: Outcome,
+        campaign: str | None,
+    ) -> Recheck:
+        verdict = outcome.verdict
+        figure = next(
+            (c.render() for c in outcome.comparisons if c.workload == verdict.rests_on), ""
+        )
+        check = Recheck(
+            mode,
+            ids,
+            base,
+            verdict.verdict,
+            verdict.verdict == "accepted",
+            outcome.ledger_id,
+            figure,
+            verdict.reasons,
+        )
+        self._flag(check, campaign)
+        return check
+
+    def _flag(self, check: Recheck, campaign: str | None) -> None:
+        kind = "verified" if check.holds else "no-longer-holds"
+        for candidate in check.candidates:
+            self.ledger.add_event(campaign, kind, check.to_json(), candidate_id=candidate)
+
+
+def stack_diffs(loaded: LoadedManifest, base: str, diffs: Sequence[str]) -> str:
+    """All `diffs` applied in order on `base`, as one diff against `base`."""
+    with worktree(loaded.root, base) as tree:
+        for number, diff in enumerate(diffs, start=1):
+            try:
+                apply_patch(tree.path, normalise_patch(diff))
+            except PatchError as exc:
+                raise PatchError(f"diff {number} of {len(diffs)} does not stack: {exc}") from exc
+        git_ok(tree.path, "add", "-A")
+        return git_ok(tree.path, "diff", "--cached", "--binary", base).decode(
+            "utf-8", "surrogateescape"
+        )

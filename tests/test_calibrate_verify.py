@@ -1,0 +1,212 @@
+"""`speedproof calibrate` and `speedproof verify` end to end on the bundled Go example.
+
+Real git, real `go build`, real bubblewrap, real timed pairs. The injected win is large (40 %)
+and the schedules short, so these tests are about what the commands do and record, not about
+the error rates, which benchmarks/ measures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from speedproof.calibration.inject import (
+    NULL_COMMENT,
+    add_null_change,
+    add_slowdown,
+    slowdown_for_win,
+)
+from speedproof.calibration.trials import CalibrateOptions, Calibration
+from speedproof.cli import app
+from speedproof.evaluate import Judge, JudgeOptions
+from speedproof.examples import find_examples, materialise
+from speedproof.judging import read_patch
+from speedproof.ledger import Ledger
+from speedproof.manifest import LoadedManifest, load_manifest, parse_manifest
+from speedproof.sandbox import make_sandbox
+from speedproof.verification import Verification, accepted_candidates, stack_diffs
+
+
+@pytest.fixture(scope="module")
+def logstat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoadedManifest]:
+    example = next(e for e in find_examples() if e.name == "logstat")
+    repo = materialise(example, tmp_path_factory.mktemp("calibrate"))
+    yield load_manifest(repo)
+
+
+def test_a_known_win_needs_a_wait_of_w_p_over_one_minus_p() -> None:
+    assert slowdown_for_win(10.0, 0.9) == pytest.approx(0.1)
+    assert slowdown_for_win(50.0, 0.2) == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="strictly between 0 and 100"):
+        slowdown_for_win(100.0, 1.0)
+
+
+PYTHON_TARGET = """
+[target]
+name = "t"
+language = "python"
+module = "pkg"
+
+[tests]
+runner = "pytest"
+
+[[workloads]]
+id = "w"
+"""
+
+
+def test_a_python_slowdown_goes_after_the_docstring_and_future_imports(tmp_path: Path) -> None:
+    manifest = parse_manifest(PYTHON_TARGET)
+    main = tmp_path / "pkg" / "__main__.py"
+    main.parent.mkdir()
+    main.write_text('"""Doc."""\nfrom __future__ import annotations\nprint("hi")\n')
+    add_slowdown(manifest, tmp_path, 0.25)
+    lines = main.read_text().splitlines()
+    assert lines[:2] == ['"""Doc."""', "from __future__ import annotations"]
+    assert "import time as _speedproof_time" in lines[2]
+    assert "+ 0.25" in main.read_text()
+    compile(main.read_text(), str(main), "exec")
+    add_null_change(manifest, tmp_path)
+    assert main.read_text().endswith(f"# {NULL_COMMENT}\n")
+
+
+def test_calibrate_runs_a_a_null_and_win_trials_and_keeps_the_table(
+    logstat: LoadedManifest, tmp_path: Path
+) -> None:
+    report = Calibration(
+        logstat,
+        sandbox=make_sandbox(),
+        options=CalibrateOptions(trials=1, win_pct=40.0, pairs=10),
+    ).run()
+    summary = {s.kind: s for s in report.summary()}
+    assert set(summary) == {"a/a", "null", "win"}
+    assert summary["a/a"].false_accepts == 0
+    assert summary["null"].false_accepts == 0
+    assert summary["win"].accepted == 1
+    assert all(t.pairs == 10 for t in report.trials)
+    assert report.win["slowdown_s"] > 0
+    data = report.to_json()
+    assert data["machine"]["cpu_model"] and "governor" in data["machine"]
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_the_calibrate_command_prints_json_and_writes_the_ledger(
+    logstat: LoadedManifest, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger"
+    result = CliRunner().invoke(
+        app,
+        [
+            "calibrate",
+            "--manifest",
+            str(logstat.path),
+            "--trials",
+            "1",
+            "--pairs",
+            "8",
+            "--win",
+            "40",
+            "--ledger",
+            str(ledger),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert {row["kind"] for row in printed["summary"]} == {"a/a", "null", "win"}
+    with Ledger.in_folder(ledger) as book:
+        (event,) = book.events(None, "calibration")
+    assert event["body"]["summary"] == printed["summary"]
+
+
+def _record_false_win(ledger: Ledger, loaded: LoadedManifest, diff: str, base: str) -> int:
+    """A candidate recorded as accepted although it changes nothing: what verify must catch."""
+    candidate = ledger.start_candidate(
+        origin="judge",
+        target=loaded.manifest.target.name,
+        repo=loaded.root,
+        base_rev=base,
+        patch_sha256=hashlib.sha256(diff.encode()).hexdigest(),
+        diff=diff,
+        sandbox="bwrap",
+        facts={},
+    )
+    ledger.finish(
+        candidate,
+        verdict="accepted",
+        reasons=["recorded"],
+        rests_on="shop-day",
+        lane="timed",
+        timings={},
+    )
+    return candidate
+
+
+def test_verify_keeps_a_real_win_and_flags_a_recorded_win_that_does_not_hold(
+    logstat: LoadedManifest, tmp_path: Path
+) -> None:
+    example = next(e for e in find_examples() if e.name == "logstat")
+    speedup = read_patch(example.folder / "patches" / "speedup-hoist-regexp.patch")
+    noop = read_patch(example.folder / "patches" / "noop-comment.patch")
+    sandbox = make_sandbox()
+    with Ledger.in_folder(tmp_path / "ledger") as ledger:
+        judge = Judge(
+            logstat,
+            sandbox=sandbox,
+            ledger=ledger,
+            options=JudgeOptions(pairs=10, instructions=False),
+        )
+        real = judge.judge(speedup)
+        assert real.verdict.verdict == "accepted"
+        false = _record_false_win(ledger, logstat, noop, real.base_rev)
+        chosen = accepted_candidates(ledger)
+        assert [c.id for c in chosen] == [real.ledger_id, false]
+        checks = Verification(logstat, sandbox=sandbox, ledger=ledger, pairs=10).run(chosen)
+        by_mode = {(c.mode, c.candidates): c for c in checks}
+        assert by_mode[("alone", (real.ledger_id,))].holds
+        flagged = by_mode[("alone", (false,))]
+        assert not flagged.holds and flagged.verdict != "accepted"
+        stacked = by_mode[("stacked", (real.ledger_id, false))]
+        assert stacked.holds
+        kinds = {(e["candidate_id"], e["kind"]) for e in ledger.events(None)}
+        assert (false, "no-longer-holds") in kinds
+        assert (real.ledger_id, "verified") in kinds
+        # Verifications are candidates too, but never verified again.
+        assert [c.id for c in accepted_candidates(ledger)] == [real.ledger_id, false]
+
+
+def test_stacked_diffs_that_conflict_are_a_named_patch_error(logstat: LoadedManifest) -> None:
+    example = next(e for e in find_examples() if e.name == "logstat")
+    speedup = read_patch(example.folder / "patches" / "speedup-hoist-regexp.patch")
+    from speedproof.errors import PatchError
+    from speedproof.workspace import resolve_rev
+
+    base = resolve_rev(logstat.root, "HEAD")
+    with pytest.raises(PatchError, match="diff 2 of 2 does not stack"):
+        stack_diffs(logstat, base, [speedup, speedup])
+
+
+@pytest.mark.slow
+def test_a_python_speedup_shows_both_lanes_side_by_side(tmp_path: Path) -> None:
+    example = next(e for e in find_examples() if e.name == "textstat")
+    loaded = load_manifest(materialise(example, tmp_path))
+    assert loaded.manifest.counts_instructions
+    with Ledger.in_folder(tmp_path / "ledger") as ledger:
+        judge = Judge(loaded, sandbox=make_sandbox(), ledger=ledger, options=JudgeOptions(pairs=8))
+        patch = read_patch(example.folder / "patches" / "speedup-stopword-set.patch")
+        outcome = judge.judge(patch)
+    lanes = {
+        (c.workload, c.lane) for c in outcome.comparisons if c.metric in ("wall", "instructions")
+    }
+    for workload in ("novel", "reviews-by-rating"):
+        assert (workload, "timed") in lanes and (workload, "instructions") in lanes
+    counts = [c for c in outcome.comparisons if c.lane == "instructions"]
+    assert all(c.exact and c.significant and c.delta_pct < 0 for c in counts), counts
+    assert outcome.verdict.lane == "timed"
+    gates = {g.name: g for g in outcome.gates}
+    assert gates["instructions:novel"].passed

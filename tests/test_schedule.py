@@ -1,0 +1,235 @@
+"""The sequential schedule and the reported lane, with real target scripts under bubblewrap.
+
+No assertion is about how long anything took: looks taken, pairs counted, verdicts, and what
+each run was given.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from speedproof.gates.behaviour import check_behaviour
+from speedproof.manifest import Manifest, parse_manifest
+from speedproof.measure.reported import MetricsError, parse_metrics
+from speedproof.measure.runner import ENV_PAD_LIMIT, Sample
+from speedproof.measure.schedule import Sinks, SequentialMeasurement, schedule_for
+from speedproof.policy import decide
+from speedproof.program import Program, Side
+from speedproof.sandbox import Sandbox, build_env, make_sandbox
+
+MANIFEST = """
+[target]
+name = "toy"
+language = "command"
+program = "python3"
+
+[tests]
+runner = "command"
+args = ["true"]
+
+[[workloads]]
+id = "w"
+args = ["prog.py"]
+
+[instructions]
+enabled = false
+
+[policy]
+round_pairs = 8
+max_pairs = 16
+guardrails = []
+"""
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    return make_sandbox()
+
+
+def _program(tmp_path: Path, side: Side, body: str) -> Program:
+    root = tmp_path / side
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "prog.py").write_text(textwrap.dedent(body))
+    return Program(side=side, root=root, argv=("python3",), env=build_env([]), writable=(tmp_path,))
+
+
+def _measurement(
+    tmp_path: Path, sandbox: Sandbox, manifest: Manifest, baseline: str, candidate: str
+) -> tuple[SequentialMeasurement, list[Sample]]:
+    programs: dict[Side, Program] = {
+        "baseline": _program(tmp_path, "baseline", baseline),
+        "candidate": _program(tmp_path, "candidate", candidate),
+    }
+    gate = check_behaviour(
+        programs["baseline"],
+        programs["candidate"],
+        manifest.workloads,
+        manifest.behaviour,
+        prefix=(),
+        sandbox=sandbox,
+        timeout_for=lambda w: w.timeout_s,
+    )
+    assert gate.matches, gate.detail()
+    samples: list[Sample] = []
+    measurement = SequentialMeasurement(
+        manifest=manifest,
+        sandbox=sandbox,
+        programs=programs,
+        checks=gate.check_for,
+        schedule=schedule_for(manifest),
+        sinks=Sinks(sample=lambda index, workload, sample: samples.append(sample)),
+    )
+    return measurement, samples
+
+
+SPIN = """
+import os
+n = 0
+for i in range({loops}):
+    n += i
+print("done", len(os.environ.get("SPEEDPROOF_ENV_PAD", "")) >= 0)
+"""
+
+
+def test_a_threefold_slowdown_is_rejected_at_the_first_look(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    manifest = parse_manifest(MANIFEST)
+    measurement, samples = _measurement(
+        tmp_path, sandbox, manifest, SPIN.format(loops=100_000), SPIN.format(loops=3_000_000)
+    )
+    evidence = measurement.run()
+    verdict = decide(evidence, manifest.rules())
+    assert verdict.verdict == "rejected"
+    # Eight pairs all in one direction give an exact Wilcoxon p of 2/256, inside look 1's share.
+    assert evidence.look == 1
+    assert len([s for s in samples if not s.warmup]) in (2 * 8, 2 * 16)
+
+
+def test_identical_programs_never_measure_past_the_maximum_and_are_not_accepted(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    manifest = parse_manifest(MANIFEST)
+    body = SPIN.format(loops=200_000)
+    measurement, samples = _measurement(tmp_path, sandbox, manifest, body, body)
+    evidence = measurement.run()
+    assert decide(evidence, manifest.rules()).verdict != "accepted"
+    timed = [s for s in samples if not s.warmup]
+    # At most two looks of 8 pairs, plus one re-measured round if the machine was busy.
+    assert len(timed) <= 2 * (16 + 8)
+    assert evidence.look <= 2
+    wall = next(c for c in evidence.comparisons if c.metric == "wall")
+    assert ("p_wilcoxon" in dict(wall.extra)) and ("p_holm" in dict(wall.extra))
+
+
+def test_every_run_gets_a_fresh_random_environment_pad(tmp_path: Path, sandbox: Sandbox) -> None:
+    manifest = parse_manifest(MANIFEST.replace("max_pairs = 16", "max_pairs = 8"))
+    body = """
+    import os
+    from pathlib import Path
+    with open(Path.cwd().parent / "pads.log", "a") as log:
+        log.write(str(len(os.environ.get("SPEEDPROOF_ENV_PAD", ""))) + "\\n")
+    print("same")
+    """
+    measurement, samples = _measurement(tmp_path, sandbox, manifest, body, body)
+    (tmp_path / "pads.log").write_text("")
+    measurement.run()
+    seen = [int(x) for x in (tmp_path / "pads.log").read_text().split()]
+    assert [s.env_pad for s in samples] == seen
+    assert all(0 <= pad < ENV_PAD_LIMIT for pad in seen)
+    assert len(set(seen)) > 1
+
+
+REPORTED = MANIFEST.replace(
+    "[policy]",
+    """[behaviour]
+compare_stdout = false
+
+[reported]
+primary = "latency_s"
+direction = "lower"
+min_delta_pct = 5.0
+repeats = 6
+
+[[reported.protected]]
+name = "success"
+direction = "higher"
+tolerance_pct = 1.0
+
+[policy]""",
+)
+
+BENCH = """
+import json, random
+print("warming up")
+print(json.dumps({{"latency_s": {latency} * random.uniform(0.99, 1.01), "success": {success}}}))
+"""
+
+
+def test_the_reported_lane_accepts_a_lower_latency_with_success_held(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    manifest = parse_manifest(REPORTED)
+    measurement, _ = _measurement(
+        tmp_path,
+        sandbox,
+        manifest,
+        BENCH.format(latency=40.0, success=0.78),
+        BENCH.format(latency=30.0, success=0.78),
+    )
+    evidence = measurement.run()
+    verdict = decide(evidence, manifest.rules())
+    assert verdict.verdict == "accepted", verdict
+    assert verdict.lane == "reported"
+    assert "latency_s" in verdict.reasons[0]
+    latency = next(c for c in evidence.comparisons if c.metric == "latency_s")
+    assert latency.n == 6
+
+
+def test_the_reported_lane_rejects_a_faster_run_that_loses_success(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    manifest = parse_manifest(REPORTED)
+    measurement, _ = _measurement(
+        tmp_path,
+        sandbox,
+        manifest,
+        BENCH.format(latency=40.0, success=0.78),
+        BENCH.format(latency=20.0, success=0.5),
+    )
+    verdict = decide(measurement.run(), manifest.rules())
+    assert verdict.verdict == "rejected"
+    assert "success" in verdict.reasons[0] and "1% guardrail" in verdict.reasons[0]
+
+
+def test_a_benchmark_that_stops_printing_metrics_fails_its_measurement(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    manifest = parse_manifest(REPORTED)
+    measurement, _ = _measurement(
+        tmp_path,
+        sandbox,
+        manifest,
+        BENCH.format(latency=40.0, success=0.78),
+        'print("no metrics today")\n',
+    )
+    verdict = decide(measurement.run(), manifest.rules())
+    assert verdict.verdict == "rejected"
+    assert "no JSON object of metrics" in verdict.reasons[0]
+
+
+def test_metrics_are_read_from_the_last_json_line_and_must_all_be_numbers() -> None:
+    out = b'log line\n{"latency_s": 41.2, "success": 0.78}\n'
+    assert parse_metrics(out, ["latency_s", "success"]) == {"latency_s": 41.2, "success": 0.78}
+    with pytest.raises(MetricsError, match="has no 'success'"):
+        parse_metrics(b'{"latency_s": 1}\n', ["latency_s", "success"])
+    with pytest.raises(MetricsError, match="not a number"):
+        parse_metrics(json.dumps({"latency_s": "fast"}).encode(), ["latency_s"])
+    with pytest.raises(MetricsError, match="not a finite number"):
+        parse_metrics(b'{"latency_s": NaN}', ["latency_s"])
+    with pytest.raises(MetricsError, match="no JSON object"):
+        parse_metrics(b"nothing here\n", ["latency_s"])
