@@ -150,6 +150,23 @@ def ledger_export(
         console.print(f"wrote {output}")
 
 
+@app.command("report")
+def report_command(
+    folder: Annotated[Path, typer.Argument(help="A campaign folder (holds ledger.sqlite).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the report here instead.")
+    ] = None,
+) -> None:
+    """Write report.html, report.md and report.json for a campaign folder."""
+    from speedproof.report import write_report
+
+    try:
+        paths = write_report(folder, out=out)
+    except SpeedproofError as exc:
+        raise fail(str(exc)) from exc
+    console.print(f"wrote {paths.html}, {paths.markdown} and {paths.json}")
+
+
 EXIT_FOR_VERDICT = {"accepted": 0, "rejected": 1, "inconclusive": 2}
 
 

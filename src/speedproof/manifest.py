@@ -165,6 +165,22 @@ class Instructions(_Strict):
     timeout_s: float = Field(default=600.0, gt=0)
 
 
+class Advisor(_Strict):
+    """Gates of the advisor's yes/no questions (docs/adr/0024): a cause is flagged when the
+    model's probability is at least `cause_p` AND at least `cause_sd` standard deviations above
+    its usual answer to that question over the reference set; hazards use the stricter pair."""
+
+    # The exact model id the advisor must be answered by (provider:name), or none: offline.
+    model: str | None = None
+    base_url: str | None = None
+    cause_sd: float = Field(default=0.5, ge=0)
+    cause_p: float = Field(default=0.5, ge=0, le=1)
+    hazard_sd: float = Field(default=2.0, ge=0)
+    hazard_p: float = Field(default=0.5, ge=0, le=1)
+    # Hot functions asked about, at most.
+    max_functions: int = Field(default=12, ge=1, le=100)
+
+
 class ProtectedMetric(_Strict):
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
     direction: Direction
@@ -196,6 +212,7 @@ class Manifest(_Strict):
     policy: Policy = Policy()
     instructions: Instructions = Instructions()
     reported: Reported | None = None
+    advisor: Advisor = Advisor()
 
     @model_validator(mode="after")
     def _workloads_sound(self) -> Manifest:

@@ -1,0 +1,12 @@
+"""Campaign reports: the ledger of a campaign folder as HTML, Markdown and JSON.
+
+`data` reads the ledger into one `ReportData` model (the JSON version); `html` and `markdown`
+render that model through the `*.j2` templates beside this file; `plots` draws each candidate's
+samples with plotly. `write_report` is the one entry point the CLI calls.
+"""
+
+from speedproof.report.data import load_report
+from speedproof.report.model import ReportData
+from speedproof.report.write import ReportPaths, write_report
+
+__all__ = ["ReportData", "ReportPaths", "load_report", "write_report"]

@@ -1,0 +1,213 @@
+"""The report's data: everything a campaign report shows, read once from the ledger.
+
+`ReportData` is the JSON version of the report (`report.json`) and the only input of the HTML
+and Markdown renderers, so the three versions cannot disagree. Every float that the ledger may
+hold as NaN or infinity (a relative change against a zero baseline) is `None` here with the
+reason in `note`, because JSON has no such numbers and a round trip must give the model back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REPORT_SCHEMA = 1
+
+Status = Literal["accepted", "rejected", "inconclusive", "error", "unfinished"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Gate(_Model):
+    name: str
+    passed: bool
+    duration_s: float
+    reasons: list[str]
+    # The rest of the gate's record (instruction counts, failing test names …), as written.
+    detail: dict[str, Any]
+
+
+class Reading(_Model):
+    """One comparison of the ledger: one metric on one workload, baseline against candidate."""
+
+    workload: str
+    metric: str
+    tier: str
+    lane: str
+    n_baseline: int
+    n_candidate: int
+    baseline_mean: float | None
+    candidate_mean: float | None
+    delta_pct: float | None
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    p_value: float | None
+    significant: bool
+    supported: bool
+    exact: bool
+    lower_is_better: bool
+    note: str
+
+    @property
+    def improvement_pct(self) -> float | None:
+        if self.delta_pct is None:
+            return None
+        return -self.delta_pct if self.lower_is_better else self.delta_pct
+
+
+class Distribution(_Model):
+    """The raw values of one metric on one workload, a list a side, in the metric's own unit.
+
+    `baseline` and `candidate` hold the samples the analysis used. A round measured again
+    because the machine was contended stays in the ledger; its samples are kept apart in the
+    `left_out_*` lists so a plot can show them without mixing them into what was judged.
+    """
+
+    workload: str
+    metric: str
+    unit: str
+    baseline: list[float]
+    candidate: list[float]
+    left_out_baseline: list[float]
+    left_out_candidate: list[float]
+    series: int = Field(description="how many measurement series the values come from")
+
+
+class RoleCall(_Model):
+    created_at: str
+    role: str
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    duration_s: float
+    ok: bool
+    rejection: str | None
+
+
+class Concern(_Model):
+    created_at: str
+    source: str
+    severity: str
+    text: str
+
+
+class Proposal(_Model):
+    """What the optimizer said it was doing; advice only, shown beside what was proven."""
+
+    hypothesis: str | None = None
+    rule: str | None = None
+    function: str | None = None
+
+
+class Candidate(_Model):
+    id: int
+    created_at: str
+    finished_at: str | None
+    campaign: str | None
+    origin: str
+    target: str
+    base_rev: str
+    patch_sha256: str
+    diff: str
+    sandbox: str
+    status: Status
+    verdict: str | None
+    # The policy's reasons followed by its notes, as the ledger keeps them.
+    reasons: list[str]
+    rests_on: str | None
+    lane: str | None
+    error: str | None
+    timings: dict[str, float]
+    # The accepted candidate this one was measured against; None for the campaign's base.
+    parent: int | None
+    proposal: Proposal
+    gates: list[Gate]
+    readings: list[Reading]
+    distributions: list[Distribution]
+    concerns: list[Concern]
+    role_calls: list[RoleCall]
+    facts: dict[str, Any]
+
+
+class Event(_Model):
+    created_at: str
+    kind: str
+    candidate_id: int | None
+    body: Any
+
+
+class ExitCondition(_Model):
+    condition: str
+    message: str
+    created_at: str
+
+
+class RoleCost(_Model):
+    """The calls of one role (or the whole campaign, as role "total")."""
+
+    role: str
+    calls: int
+    failed: int
+    input_tokens: int
+    output_tokens: int
+    # The sum of the calls whose cost is known; `unpriced` calls had no known price.
+    cost_usd: float
+    unpriced: int
+    duration_s: float
+
+
+class ChainStep(_Model):
+    """One accepted candidate of the chain and the reading its accept rests on."""
+
+    candidate_id: int
+    metric: str | None
+    workload: str | None
+    improvement_pct: float | None
+
+
+class Cumulative(_Model):
+    """The accepted chain's change on one workload: the product of its steps' mean ratios."""
+
+    workload: str
+    metric: str
+    # Steps of the chain that measured this workload, out of all steps.
+    steps: int
+    of_steps: int
+    first_baseline_mean: float
+    # Positive is better, in the metric's own direction.
+    improvement_pct: float
+
+
+class Chain(_Model):
+    steps: list[ChainStep]
+    cumulative: list[Cumulative]
+
+
+class Campaign(_Model):
+    # None groups the candidates judged outside any campaign (`speedproof judge`).
+    id: str | None
+    created_at: str | None
+    target: str | None
+    repo: str | None
+    base_rev: str | None
+    options: dict[str, Any]
+    exit: ExitCondition | None
+    events: list[Event]
+    candidates: list[Candidate]
+    costs: list[RoleCost]
+    chain: Chain
+
+    def count(self, status: Status) -> int:
+        return sum(1 for c in self.candidates if c.status == status)
+
+
+class ReportData(_Model):
+    schema_version: int = REPORT_SCHEMA
+    generated_at: str
+    ledger: str
+    campaigns: list[Campaign]

@@ -1,0 +1,743 @@
+"""Campaign reports: a real ledger in, report.html, report.md and report.json out.
+
+The ledger is written through the `Ledger` API the judge uses (candidates, gates, samples,
+comparisons from the real statistics, verdicts) and the campaign tables are filled the way the
+campaign loop fills them, with plain inserts in the ledger's own transactions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, replace
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from speedproof.errors import InfrastructureError
+from speedproof.evaluate import Judge, JudgeOptions
+from speedproof.evidence import Comparison
+from speedproof.examples import get_example, materialise
+from speedproof.judging import read_patch
+from speedproof.ledger import LEDGER_FILE, Ledger, SampleRow, dumps
+from speedproof.manifest import load_manifest
+from speedproof.report import ReportData, load_report, write_report
+from speedproof.report.markdown import cell, fence
+from speedproof.sandbox import make_sandbox
+from speedproof.stats import compare
+
+CAMPAIGN = "c-2024-report"
+SCRIPT_DIFF = """\
+diff --git a/textstat/report.py b/textstat/report.py
+--- a/textstat/report.py
++++ b/textstat/report.py
+@@ -1,3 +1,3 @@
+ def top_words(counts):
+-    return sorted(counts)
++    return "</pre><script>alert('owned')</script>"
+"""
+SPEEDUP_DIFF = """\
+diff --git a/textstat/report.py b/textstat/report.py
+--- a/textstat/report.py
++++ b/textstat/report.py
+@@ -10,4 +10,4 @@ def top_words(counts, n):
+-    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+-    return ranked[:n]
++    # ``heapq`` keeps only the n largest
++    return heapq.nlargest(n, counts.items(), key=lambda kv: kv[1])
+"""
+# Symmetric offsets: every side's mean is exactly its centre, so chain arithmetic is exact.
+OFFSETS = (-0.03, -0.02, -0.01, 0.0, 0.0, 0.01, 0.02, 0.03)
+
+
+@dataclass(frozen=True)
+class Built:
+    folder: Path
+    accepted: tuple[int, int]
+    guarded: int
+    inconclusive: int
+    crashed: int
+    unfinished: int
+    loose: int
+
+
+def _insert(ledger: Ledger, table: str, **values: Any) -> None:
+    columns = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    with ledger.transaction() as db:
+        db.execute(f"INSERT INTO {table}({columns}) VALUES ({marks})", tuple(values.values()))
+
+
+def _event(ledger: Ledger, kind: str, body: Any, candidate: int | None = None) -> None:
+    _insert(
+        ledger,
+        "events",
+        campaign=CAMPAIGN,
+        candidate_id=candidate,
+        created_at="2024-05-01T12:00:00.000+00:00",
+        kind=kind,
+        body=dumps(body),
+    )
+
+
+def _call(
+    ledger: Ledger,
+    role: str,
+    candidate: int | None,
+    *,
+    tokens: tuple[int, int],
+    cost: float | None,
+    answer: str = "{}",
+    ok: bool = True,
+) -> None:
+    _insert(
+        ledger,
+        "role_calls",
+        campaign=CAMPAIGN,
+        candidate_id=candidate,
+        created_at="2024-05-01T12:00:01.000+00:00",
+        role=role,
+        provider="replay",
+        model="replay-1",
+        input_tokens=tokens[0],
+        output_tokens=tokens[1],
+        cost_usd=cost,
+        duration_s=1.5,
+        ok=int(ok),
+        rejection=None if ok else "answer-not-json: no JSON object found in the answer",
+        prompt_sha256="0" * 64,
+        answer=answer,
+    )
+
+
+def _candidate(ledger: Ledger, diff: str, base_rev: str, campaign: str | None = CAMPAIGN) -> int:
+    return ledger.start_candidate(
+        origin="campaign" if campaign else "judge",
+        target="textstat",
+        repo=Path("/repo/textstat"),
+        base_rev=base_rev,
+        patch_sha256="ab" * 32,
+        diff=diff,
+        sandbox="bwrap",
+        facts={"lane": "timed"},
+        campaign=campaign,
+    )
+
+
+def _passed_gates(ledger: Ledger, cid: int) -> None:
+    for name in ("guard", "apply", "build", "tests", "behaviour"):
+        ledger.add_gate(cid, name, True, 0.25, {"reasons": []})
+
+
+def _measure(ledger: Ledger, cid: int, centres: dict[str, tuple[float, float]]) -> None:
+    """Eight pairs a workload around the given wall means; comparisons from the real statistics."""
+    rows: list[SampleRow] = []
+    found: list[Comparison] = []
+    for workload, (base, cand) in centres.items():
+        walls = {"baseline": [base * (1 + o) for o in OFFSETS]}
+        walls["candidate"] = [cand * (1 + o) for o in OFFSETS]
+        for side, values in walls.items():
+            for index, wall in enumerate(values):
+                rows.append(
+                    SampleRow(
+                        1,
+                        workload,
+                        side,
+                        index,
+                        index % 2,
+                        wall,
+                        wall * 0.9,
+                        20480 + index,
+                        0,
+                        "f" * 64,
+                    )
+                )
+        for metric, factor in (("wall", 1.0), ("cpu", 0.9)):
+            found.append(
+                compare(
+                    [v * factor for v in walls["baseline"]],
+                    [v * factor for v in walls["candidate"]],
+                    workload=workload,
+                    metric=metric,
+                    tier="representative",
+                    limit_pct=2.0,
+                )
+            )
+        ir = compare(
+            [4e8] * 2,
+            [4e8 * cand / base] * 2,
+            workload=workload,
+            metric="instructions",
+            tier="representative",
+            limit_pct=2.0,
+            lane="instructions",
+        )
+        found.append(replace(ir, exact=True, significant=True, supported=True, note=""))
+    ledger.add_samples(cid, rows)
+    ledger.add_comparisons(cid, found)
+
+
+def _optimizer_answer(hypothesis: str, rule: str, function: str) -> str:
+    body = {"hypothesis": hypothesis, "rule": rule, "kind": "function", "function": function}
+    return "Here is the change:\n```json\n" + json.dumps(body) + "\n```\n"
+
+
+def build_campaign_ledger(folder: Path) -> Built:
+    """A finished campaign: two accepts in a chain, a guard rejection, an inconclusive, a crash,
+    an interrupted candidate, one candidate judged outside the campaign, and the exit event."""
+    with Ledger.in_folder(folder) as ledger:
+        _insert(
+            ledger,
+            "campaigns",
+            id=CAMPAIGN,
+            created_at="2024-05-01T11:59:00.000+00:00",
+            target="textstat",
+            repo="/repo/textstat",
+            base_rev="a" * 40,
+            options=dumps({"max_candidates": 8, "budget_usd": 2.0}),
+        )
+        _event(ledger, "start", {"target": "textstat"})
+        _call(ledger, "coordinator", None, tokens=(1000, 50), cost=0.01)
+
+        first = _candidate(ledger, SPEEDUP_DIFF, "a" * 40)
+        _passed_gates(ledger, first)
+        _measure(ledger, first, {"novel": (0.100, 0.080), "reviews-by-rating": (0.200, 0.190)})
+        ledger.finish(
+            first,
+            verdict="accepted",
+            rests_on="novel",
+            lane="timed",
+            reasons=["wall improved by 20.00% on workload novel"],
+            timings={"total": 42.0},
+        )
+        _call(
+            ledger,
+            "optimizer",
+            first,
+            tokens=(3000, 400),
+            cost=0.05,
+            answer=_optimizer_answer(
+                "sorting every word is slow; a heap keeps the top n",
+                "heap-top-n",
+                "textstat.report.top_words",
+            ),
+        )
+        _call(ledger, "reviewer", first, tokens=(2000, 100), cost=None)
+        _insert(
+            ledger,
+            "concerns",
+            candidate_id=first,
+            created_at="2024-05-01T12:01:00",
+            source="reviewer",
+            severity="medium",
+            text="ties between equal counts may | now order <differently>",
+        )
+        _event(ledger, "candidate", {"function": "textstat.report.top_words"}, first)
+        _event(ledger, "accepted", {"rev": "b" * 40}, first)
+
+        guarded = _candidate(ledger, SCRIPT_DIFF, "b" * 40)
+        ledger.add_gate(
+            guarded,
+            "guard",
+            False,
+            0.01,
+            {"reasons": ["protected-path: tests/test_report.py is protected"]},
+        )
+        ledger.finish(
+            guarded,
+            verdict="rejected",
+            rests_on=None,
+            lane=None,
+            reasons=["safety checks failed: protected-path"],
+            timings={"total": 0.2},
+        )
+        _call(
+            ledger, "optimizer", guarded, tokens=(100, 10), cost=0.001, answer="not json", ok=False
+        )
+
+        second = _candidate(ledger, SPEEDUP_DIFF.replace("heapq", "heap_q"), "b" * 40)
+        _passed_gates(ledger, second)
+        _measure(ledger, second, {"novel": (0.080, 0.060)})
+        ledger.finish(
+            second,
+            verdict="accepted",
+            rests_on="novel",
+            lane="timed",
+            reasons=["wall improved by 25.00% on workload novel"],
+            timings={"total": 30.0},
+        )
+        _call(
+            ledger,
+            "optimizer",
+            second,
+            tokens=(3000, 300),
+            cost=0.04,
+            answer=json.dumps({"hypothesis": "the set is rebuilt per word", "rule": None}),
+        )
+        _event(ledger, "accepted", {"rev": "c" * 40}, second)
+
+        inconclusive = _candidate(ledger, SPEEDUP_DIFF, "c" * 40)
+        _passed_gates(ledger, inconclusive)
+        zero = compare(
+            [0.0] * 4,
+            [0.0] * 4,
+            workload="novel",
+            metric="exit_bytes",
+            tier="representative",
+            limit_pct=2.0,
+        )
+        ledger.add_comparisons(inconclusive, [zero])
+        ledger.finish(
+            inconclusive,
+            verdict="inconclusive",
+            rests_on=None,
+            lane=None,
+            reasons=["no reading reached the 3% floor"],
+            timings={"total": 12.0},
+        )
+
+        crashed = _candidate(ledger, SPEEDUP_DIFF, "c" * 40)
+        ledger.finish(
+            crashed,
+            verdict=None,
+            reasons=[],
+            rests_on=None,
+            lane=None,
+            timings={"total": 1.0},
+            error="InfrastructureError: go build vanished",
+        )
+        unfinished = _candidate(ledger, SPEEDUP_DIFF, "c" * 40)
+        _event(ledger, "exit", {"condition": "budget-exhausted", "message": "spent $2.00 of $2.00"})
+
+        loose = _candidate(ledger, SPEEDUP_DIFF, "d" * 40, campaign=None)
+        ledger.finish(
+            loose,
+            verdict="rejected",
+            rests_on=None,
+            lane=None,
+            reasons=["behaviour changed on novel"],
+            timings={"total": 3.0},
+        )
+    return Built(folder, (first, second), guarded, inconclusive, crashed, unfinished, loose)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return build_campaign_ledger(tmp_path_factory.mktemp("campaign"))
+
+
+@pytest.fixture(scope="module")
+def report(built: Built) -> ReportData:
+    return load_report(built.folder)
+
+
+@pytest.fixture(scope="module")
+def written(built: Built, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    paths = write_report(built.folder, out=tmp_path_factory.mktemp("out"))
+    return {
+        "html": paths.html.read_text(encoding="utf-8"),
+        "md": paths.markdown.read_text(encoding="utf-8"),
+        "json": paths.json.read_text(encoding="utf-8"),
+    }
+
+
+class _Tags(HTMLParser):
+    """Every start tag with its attributes, and the text outside scripts and styles."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._skip -= tag in ("script", "style")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.text.append(data)
+
+
+def _parse(html: str) -> _Tags:
+    tags = _Tags()
+    tags.feed(html)
+    return tags
+
+
+# ----- the files --------------------------------------------------------------------------------
+
+
+def test_the_report_is_written_beside_the_ledger_when_no_out_folder_is_given(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "campaign"
+    build_campaign_ledger(folder)
+    paths = write_report(folder)
+    assert {p.name for p in (paths.html, paths.markdown, paths.json)} == {
+        "report.html",
+        "report.md",
+        "report.json",
+    }
+    assert all(p.parent == folder and p.stat().st_size > 0 for p in vars(paths).values())
+
+
+def test_a_folder_without_a_ledger_is_a_named_error_and_gets_no_ledger(tmp_path: Path) -> None:
+    with pytest.raises(InfrastructureError, match="no ledger at"):
+        write_report(tmp_path)
+    assert not (tmp_path / LEDGER_FILE).exists()
+    with pytest.raises(InfrastructureError, match="no campaign folder"):
+        write_report(tmp_path / "missing")
+
+
+def test_the_json_version_round_trips_through_the_model(written: dict[str, str]) -> None:
+    data = ReportData.model_validate_json(written["json"])
+    assert data.model_dump_json(indent=2) + "\n" == written["json"]
+    assert [c.id for c in data.campaigns] == [CAMPAIGN, None]
+
+
+# ----- what the data says ------------------------------------------------------------------------
+
+
+def test_the_timeline_keeps_candidate_order_statuses_and_parents(
+    report: ReportData, built: Built
+) -> None:
+    campaign = report.campaigns[0]
+    first, second = built.accepted
+    by_id = {c.id: c for c in campaign.candidates}
+    assert list(by_id) == sorted(by_id)
+    assert by_id[first].parent is None
+    assert by_id[built.guarded].parent == first
+    assert by_id[second].parent == first
+    assert by_id[built.inconclusive].parent == second
+    statuses = {c.id: c.status for c in campaign.candidates}
+    assert statuses == {
+        first: "accepted",
+        built.guarded: "rejected",
+        second: "accepted",
+        built.inconclusive: "inconclusive",
+        built.crashed: "error",
+        built.unfinished: "unfinished",
+    }
+
+
+def test_the_hypothesis_and_rule_come_from_the_optimizers_answer(
+    report: ReportData, built: Built
+) -> None:
+    by_id = {c.id: c for c in report.campaigns[0].candidates}
+    proposal = by_id[built.accepted[0]].proposal
+    assert proposal.hypothesis == "sorting every word is slow; a heap keeps the top n"
+    assert proposal.rule == "heap-top-n"
+    assert proposal.function == "textstat.report.top_words"
+    assert by_id[built.accepted[1]].proposal.rule is None
+    assert by_id[built.guarded].proposal.hypothesis is None
+
+
+def test_the_exit_condition_is_read_from_the_last_exit_event(report: ReportData) -> None:
+    exit_ = report.campaigns[0].exit
+    assert exit_ is not None
+    assert (exit_.condition, exit_.message) == ("budget-exhausted", "spent $2.00 of $2.00")
+
+
+def test_a_campaign_resumed_after_its_exit_has_no_exit_yet(tmp_path: Path) -> None:
+    build_campaign_ledger(tmp_path)
+    with Ledger.in_folder(tmp_path) as ledger:
+        _event(ledger, "resume", {"reason": "budget raised"})
+    assert load_report(tmp_path).campaigns[0].exit is None
+
+
+def test_the_chain_multiplies_its_links_mean_ratios(report: ReportData, built: Built) -> None:
+    chain = report.campaigns[0].chain
+    assert [s.candidate_id for s in chain.steps] == list(built.accepted)
+    assert [s.workload for s in chain.steps] == ["novel", "novel"]
+    assert chain.steps[0].improvement_pct == pytest.approx(20.0)
+    assert chain.steps[1].improvement_pct == pytest.approx(25.0)
+    cumulative = {c.workload: c for c in chain.cumulative}
+    # 0.100 s → 0.080 s → 0.060 s: 40 % in all, not 20 + 25.
+    assert cumulative["novel"].improvement_pct == pytest.approx(40.0)
+    assert (cumulative["novel"].steps, cumulative["novel"].of_steps) == (2, 2)
+    assert cumulative["reviews-by-rating"].improvement_pct == pytest.approx(5.0)
+    assert cumulative["reviews-by-rating"].steps == 1
+
+
+def test_costs_are_summed_per_role_and_in_total(report: ReportData) -> None:
+    costs = {r.role: r for r in report.campaigns[0].costs}
+    assert list(costs) == ["coordinator", "optimizer", "reviewer", "total"]
+    assert costs["optimizer"].calls == 3
+    assert costs["optimizer"].failed == 1
+    assert costs["optimizer"].input_tokens == 6100
+    assert costs["optimizer"].cost_usd == pytest.approx(0.091)
+    assert costs["reviewer"].unpriced == 1
+    total = costs["total"]
+    assert (total.calls, total.input_tokens, total.output_tokens) == (5, 9100, 860)
+    assert total.cost_usd == pytest.approx(0.101)
+    assert total.unpriced == 1
+
+
+def test_the_instruction_reading_sits_beside_the_timed_ones(report: ReportData) -> None:
+    first = report.campaigns[0].candidates[0]
+    novel = [(r.lane, r.metric) for r in first.readings if r.workload == "novel"]
+    assert novel == [("timed", "wall"), ("timed", "cpu"), ("instructions", "instructions")]
+    counted = next(r for r in first.readings if r.lane == "instructions")
+    assert counted.exact
+    assert counted.delta_pct == pytest.approx(-20.0)
+
+
+def test_every_sample_lands_in_its_distribution_in_the_shown_unit(report: ReportData) -> None:
+    first = report.campaigns[0].candidates[0]
+    cells = {(d.workload, d.metric): d for d in first.distributions}
+    wall = cells[("novel", "wall")]
+    assert wall.unit == "ms"
+    assert sorted(wall.baseline) == pytest.approx(sorted(100.0 * (1 + o) for o in OFFSETS))
+    assert len(wall.candidate) == len(OFFSETS)
+    assert cells[("novel", "memory")].unit == "MiB"
+    assert cells[("novel", "memory")].baseline[0] == pytest.approx(20.0)
+
+
+def test_a_change_against_a_zero_baseline_reads_as_none_with_its_reason(
+    report: ReportData, built: Built
+) -> None:
+    by_id = {c.id: c for c in report.campaigns[0].candidates}
+    (zero,) = by_id[built.inconclusive].readings
+    assert zero.delta_pct is None
+    assert zero.note
+    with Ledger.in_folder(built.folder) as ledger:
+        body = ledger.query("SELECT body FROM comparisons")[-1]["body"]
+    assert math.isnan(json.loads(body)["delta_pct"])
+
+
+def test_concerns_and_role_calls_belong_to_their_candidate(
+    report: ReportData, built: Built
+) -> None:
+    by_id = {c.id: c for c in report.campaigns[0].candidates}
+    (concern,) = by_id[built.accepted[0]].concerns
+    assert (concern.source, concern.severity) == ("reviewer", "medium")
+    assert [c.role for c in by_id[built.accepted[0]].role_calls] == ["optimizer", "reviewer"]
+    assert by_id[built.accepted[1]].concerns == []
+
+
+def test_candidates_outside_a_campaign_form_their_own_group_with_no_chain(
+    report: ReportData, built: Built
+) -> None:
+    loose = report.campaigns[1]
+    assert loose.id is None
+    assert [c.id for c in loose.candidates] == [built.loose]
+    assert loose.candidates[0].parent is None
+    assert loose.chain.steps == []
+    assert loose.exit is None
+
+
+def test_an_empty_ledger_and_a_campaign_without_candidates_render(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    Ledger.in_folder(empty).close()
+    paths = write_report(empty)
+    assert load_report(empty).campaigns == []
+    assert "no campaign and no candidate" in paths.html.read_text()
+    assert "no campaign and no candidate" in paths.markdown.read_text()
+
+    started = tmp_path / "started"
+    with Ledger.in_folder(started) as ledger:
+        _insert(
+            ledger,
+            "campaigns",
+            id=CAMPAIGN,
+            created_at="2024-05-01T11:59:00",
+            target="textstat",
+            repo="/r",
+            base_rev="a" * 40,
+            options="{}",
+        )
+        _event(ledger, "start", {})
+    paths = write_report(started)
+    html = paths.html.read_text()
+    assert "No candidate was judged" in html
+    assert "No exit recorded" in html
+    assert "Plotly.newPlot" not in html
+    assert "No candidate was judged" in paths.markdown.read_text()
+
+
+def test_a_verdict_the_policy_cannot_give_is_a_named_error(tmp_path: Path) -> None:
+    with Ledger.in_folder(tmp_path) as ledger:
+        cid = _candidate(ledger, SPEEDUP_DIFF, "a" * 40)
+        ledger.finish(cid, verdict="maybe", reasons=[], rests_on=None, lane=None, timings={})
+    with pytest.raises(InfrastructureError, match="verdict 'maybe'"):
+        load_report(tmp_path)
+
+
+def test_an_exit_event_without_a_condition_is_a_named_error(tmp_path: Path) -> None:
+    with Ledger.in_folder(tmp_path) as ledger:
+        _event(ledger, "exit", {"message": "stopped"})
+    with pytest.raises(InfrastructureError, match="names no condition"):
+        load_report(tmp_path)
+
+
+# ----- the HTML page --------------------------------------------------------------------------
+
+
+def test_a_diff_with_a_script_tag_shows_as_text(written: dict[str, str]) -> None:
+    html = written["html"]
+    tags = _parse(html)
+    scripts = [attrs for tag, attrs in tags.tags if tag == "script"]
+    # plotly.js once, then one drawing script per measured candidate; none from the diff.
+    assert "&lt;script&gt;alert(&#39;owned&#39;)&lt;/script&gt;" in html
+    assert "<script>alert(" not in html
+    assert "</pre><script>" not in html
+    assert any("<script>alert('owned')</script>" in t for t in tags.text)
+    assert len(scripts) == 1 + 2
+
+
+def test_the_page_loads_nothing_from_the_network(written: dict[str, str]) -> None:
+    tags = _parse(written["html"])
+    loads = [
+        (tag, name, value)
+        for tag, attrs in tags.tags
+        for name, value in attrs.items()
+        if name in ("src", "href", "srcset", "data", "action", "poster")
+        and value
+        and re.match(r"\s*(https?:)?//", value)
+    ]
+    assert loads == []
+    assert not [t for t, a in tags.tags if t == "link"]
+    styles = re.findall(r"<style>(.*?)</style>", written["html"], re.DOTALL)
+    assert styles and not any("@import" in s or "url(" in s for s in styles)
+
+
+def test_plotly_js_is_inlined_exactly_once(written: dict[str, str]) -> None:
+    html = written["html"]
+    # A string only the plotly.js bundle holds, once however many figures the page draws.
+    assert html.count("plotly.js v") == 1
+    assert html.count("Plotly.newPlot(") == 2
+
+
+def test_the_page_names_the_exit_condition_in_its_banner(written: dict[str, str]) -> None:
+    banner = re.search(r'<div class="exit" id="exit-1">(.*?)</div>', written["html"], re.DOTALL)
+    assert banner is not None
+    assert '<span class="condition">budget-exhausted</span>' in banner.group(1)
+    assert "spent $2.00 of $2.00" in banner.group(1)
+
+
+def test_the_page_escapes_reviewer_text_and_shows_every_section(
+    written: dict[str, str], built: Built
+) -> None:
+    html = written["html"]
+    assert "may | now order &lt;differently&gt;" in html
+    for heading in ("Timeline", "Accepted chain", "Model calls: tokens and cost", "Candidates"):
+        assert f"<h3>{heading}</h3>" in html
+    for cid in (*built.accepted, built.guarded, built.crashed, built.unfinished, built.loose):
+        assert f'id="candidate-{cid}"' in html
+    assert "No samples: the candidate ended before measurement, at the guard gate." in html
+    assert "InfrastructureError: go build vanished" in html
+    assert "instructions: -20.00% (exact, n=2)" in html
+    assert "+40.00%" in html
+
+
+# ----- the Markdown version -----------------------------------------------------------------
+
+
+def test_markdown_fences_every_diff_and_escapes_the_script_in_prose(
+    written: dict[str, str],
+) -> None:
+    md = written["md"]
+    assert "```diff\n" + SCRIPT_DIFF in md
+    # The speedup diff holds a run of two backticks, so its fence is three.
+    assert md.count("```diff\n") == 7
+    assert "may \\| now order \\<differently\\>" in md
+    assert "**Stopped: `budget-exhausted`** — spent $2.00 of $2.00" in md
+
+
+def test_markdown_tables_keep_one_row_a_candidate(written: dict[str, str], built: Built) -> None:
+    md = written["md"]
+    timeline = md.split("### Timeline", 1)[1].split("###", 1)[0]
+    rows = [line for line in timeline.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + 6
+    assert all(row.count(" | ") == 6 for row in rows[1:])
+
+
+def test_markdown_cells_and_fences_escape_what_would_start_markup() -> None:
+    assert cell("a | b <i>\nc") == "a \\| b \\<i\\> c"
+    assert fence("no ticks") == "```"
+    assert fence("a ```` run") == "`````"
+
+
+# ----- a ledger the real judge wrote ------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_ledger_written_by_the_real_judge_reports_every_lane(tmp_path: Path) -> None:
+    """textstat's stop-word speedup and an attack, judged for real (bwrap, pytest, Cachegrind);
+    about 3 minutes on a loaded 2-core machine, most of it Cachegrind on Python."""
+    example = get_example("textstat")
+    root = materialise(example, tmp_path)
+    folder = tmp_path / "campaign"
+    ids = []
+    with Ledger.in_folder(folder) as ledger:
+        _insert(
+            ledger,
+            "campaigns",
+            id=CAMPAIGN,
+            created_at="2024-05-01T11:59:00",
+            target="textstat",
+            repo=str(root),
+            base_rev="HEAD",
+            options="{}",
+        )
+        _event(ledger, "start", {})
+        for name in ("speedup-stopword-set", "attack-edit-test"):
+            judge = Judge(
+                load_manifest(root),
+                sandbox=make_sandbox(),
+                ledger=ledger,
+                options=JudgeOptions(pairs=6, campaign=CAMPAIGN, origin="campaign"),
+            )
+            ids.append(judge.judge(read_patch(example.folder / "patches" / f"{name}.patch")))
+        _event(ledger, "exit", {"condition": "no-candidates-left", "message": "two patches"})
+    paths = write_report(folder)
+    data = ReportData.model_validate_json(paths.json.read_text())
+    speedup, attack = data.campaigns[0].candidates
+    assert speedup.status == ids[0].verdict.verdict
+    lanes = {(r.workload, r.lane, r.metric) for r in speedup.readings}
+    assert {("novel", "timed", "wall"), ("novel", "instructions", "instructions")} <= lanes
+    cells = {(d.workload, d.metric): d for d in speedup.distributions}
+    assert len(cells[("novel", "wall")].baseline) >= 6
+    assert attack.status == "rejected" and attack.distributions == []
+    html = paths.html.read_text()
+    assert html.count("Plotly.newPlot(") == 1
+    assert "no-candidates-left" in html
+
+
+def test_a_round_measured_again_is_kept_apart_from_the_judged_samples(tmp_path: Path) -> None:
+    with Ledger.in_folder(tmp_path) as ledger:
+        cid = _candidate(ledger, SPEEDUP_DIFF, "a" * 40)
+        rows = []
+        # Series 0 was contended and measured again as series 1 (same workload, same look);
+        # series 2 is the next look.
+        for series, look, wall in ((0, 1, 0.5), (1, 1, 0.1), (2, 2, 0.1)):
+            ledger.add_gate(
+                cid,
+                "measure:novel",
+                True,
+                1.0,
+                {"workload": "novel", "series": series, "look": look, "reasons": []},
+            )
+            rows += [
+                SampleRow(series, "novel", side, i, 0, wall, wall, 1024, 0, "f" * 64)
+                for side in ("baseline", "candidate")
+                for i in range(3)
+            ]
+        ledger.add_samples(cid, rows)
+        ledger.finish(
+            cid, verdict="inconclusive", reasons=["x"], rests_on=None, lane=None, timings={}
+        )
+    (candidate,) = load_report(tmp_path).campaigns[0].candidates
+    walls = next(d for d in candidate.distributions if d.metric == "wall")
+    assert walls.baseline == pytest.approx([100.0] * 6)
+    assert walls.left_out_baseline == pytest.approx([500.0] * 3)
+    assert walls.left_out_candidate == pytest.approx([500.0] * 3)
+    assert walls.series == 3
+    assert "baseline\\u003cbr\\u003e(left out)" in write_report(tmp_path).html.read_text()
