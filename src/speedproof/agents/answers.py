@@ -30,9 +30,12 @@ class _Answer(BaseModel):
 
 
 class CoordinatorAnswer(_Answer):
-    """Which hot function the campaign attacks next, and why."""
+    """Which hot function the campaign attacks next, and why.
 
-    function: str = Field(min_length=1)
+    An empty `function` means "nothing left to try": the campaign ends with that exit condition.
+    """
+
+    function: str
     rationale: str
 
 

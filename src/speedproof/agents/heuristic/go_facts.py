@@ -1,0 +1,231 @@
+"""Facts about one Go file that the rewrite rules rely on, read with tree-sitter-go.
+
+A unit is the whole file when the role was given it, else the hot function alone behind a
+`package` line. Edits are byte ranges of the parsed text, so everything the rules do not touch
+keeps its exact bytes (comments, gofmt layout).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import tree_sitter_go
+from tree_sitter import Language, Node, Parser, Tree
+
+from speedproof.agents.heuristic.subject import RewriteDeclined, Subject
+
+GO = Language(tree_sitter_go.language())
+FUNCTIONS = ("function_declaration", "method_declaration")
+STRING_LITERALS = ("interpreted_string_literal", "raw_string_literal")
+LOOP = "for_statement"
+WRAPPER = b"package p\n\n"
+
+
+def parse(data: bytes) -> Tree:
+    return Parser(GO).parse(data)
+
+
+def parses_cleanly(text: str) -> bool:
+    return not parse(text.encode("utf-8")).root_node.has_error
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace bytes [start, end) of the unit's text with `text`."""
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass
+class GoUnit:
+    subject: Subject
+    data: bytes
+    tree: Tree
+    function: Node
+    whole_file: bool
+
+    # -- text -------------------------------------------------------------------------------
+
+    def text(self, node: Node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8")
+
+    def line_start(self, offset: int) -> int:
+        return self.data.rfind(b"\n", 0, offset) + 1
+
+    def indent(self, node: Node) -> str:
+        """The whitespace that starts the line `node` starts on."""
+        start = self.line_start(node.start_byte)
+        line = self.data[start : node.start_byte].decode("utf-8")
+        return line[: len(line) - len(line.lstrip(" \t"))]
+
+    def statement_line(self, node: Node) -> tuple[int, int] | None:
+        """The byte range of the whole line(s) `node` occupies, newline included, when nothing
+        else shares them."""
+        start = self.line_start(node.start_byte)
+        end = self.data.find(b"\n", node.end_byte)
+        end = len(self.data) if end < 0 else end + 1
+        before = self.data[start : node.start_byte].strip()
+        after = self.data[node.end_byte : end].strip()
+        return (start, end) if not before and not after else None
+
+    # -- structure --------------------------------------------------------------------------
+
+    def walk(self, node: Node | None = None) -> Iterator[Node]:
+        stack = [node or self.function]
+        while stack:
+            current = stack.pop()
+            yield current
+            stack.extend(reversed(current.children))
+
+    def function_nodes(self, *types: str) -> list[Node]:
+        return [n for n in self.walk() if n.type in types]
+
+    def body(self) -> Node | None:
+        return self.function.child_by_field_name("body")
+
+    def in_loop(self, node: Node) -> bool:
+        current = node.parent
+        while current is not None and current != self.function:
+            if current.type == LOOP:
+                return True
+            if current.type == "func_literal":
+                return False
+            current = current.parent
+        return False
+
+    def inside(self, node: Node, container: Node) -> bool:
+        return container.start_byte <= node.start_byte and node.end_byte <= container.end_byte
+
+    def identifiers(self, node: Node | None = None) -> list[Node]:
+        return [n for n in self.walk(node) if n.type == "identifier"]
+
+    def uses(self, name: str, node: Node | None = None) -> list[Node]:
+        return [n for n in self.identifiers(node) if self.text(n) == name]
+
+    # -- package level ----------------------------------------------------------------------
+
+    def imports(self) -> dict[str, str]:
+        """Import path -> the name it is used by in this file."""
+        found: dict[str, str] = {}
+        for node in self.walk(self.tree.root_node):
+            if node.type != "import_spec":
+                continue
+            path_node = node.child_by_field_name("path")
+            if path_node is None:
+                continue
+            path = self.text(path_node).strip('"`')
+            alias = node.child_by_field_name("name")
+            found[path] = self.text(alias) if alias is not None else path.rsplit("/", 1)[-1]
+        return found
+
+    def package_name(self, path: str) -> str | None:
+        """The name `path` is used by here; without the file, its last element is assumed."""
+        if not self.whole_file:
+            return path.rsplit("/", 1)[-1]
+        return self.imports().get(path)
+
+    def all_identifiers(self) -> set[str]:
+        kinds = ("identifier", "type_identifier", "field_identifier", "package_identifier")
+        return {self.text(n) for n in self.walk(self.tree.root_node) if n.type in kinds}
+
+    def fresh(self, base: str, taken: set[str] | None = None) -> str:
+        """`base`, or `base2`, `base3`, ...: the first identifier not used in the file."""
+        used = self.all_identifiers() | (taken or set())
+        candidate, number = base, 1
+        while candidate in used:
+            number += 1
+            candidate = f"{base}{number}"
+        return candidate
+
+    def package_constant(self, name: str) -> str | None:
+        """The literal of `const name = "..."` at package level in this file, if that is what
+        the name is."""
+        for declaration in self.tree.root_node.children:
+            if declaration.type != "const_declaration":
+                continue
+            for spec in declaration.named_children:
+                if spec.type != "const_spec":
+                    continue
+                names = [c for c in spec.children_by_field_name("name")]
+                value = spec.child_by_field_name("value")
+                if len(names) != 1 or self.text(names[0]) != name or value is None:
+                    continue
+                literals = [c for c in value.named_children if c.type in STRING_LITERALS]
+                if len(value.named_children) == 1 and literals:
+                    return self.text(literals[0])
+        return None
+
+
+def call_of(unit: GoUnit, node: Node) -> tuple[str, str, list[Node]] | None:
+    """(package or receiver text, selector, arguments) of a call `a.b(args)`."""
+    if node.type != "call_expression":
+        return None
+    function = node.child_by_field_name("function")
+    arguments = node.child_by_field_name("arguments")
+    if function is None or arguments is None or function.type != "selector_expression":
+        return None
+    operand = function.child_by_field_name("operand")
+    field = function.child_by_field_name("field")
+    if operand is None or field is None:
+        return None
+    args = [c for c in arguments.named_children if c.type != "comment"]
+    return unit.text(operand), unit.text(field), args
+
+
+def statements_of(block: Node) -> list[Node]:
+    """The statements of a block (tree-sitter-go wraps them in a statement_list)."""
+    for child in block.named_children:
+        if child.type == "statement_list":
+            return [c for c in child.named_children if c.type != "comment"]
+    return [c for c in block.named_children if c.type != "comment"]
+
+
+def parse_unit(subject: Subject) -> GoUnit | None:
+    whole_file = subject.file_source is not None
+    data = (
+        subject.file_source.encode("utf-8")
+        if subject.file_source is not None
+        else WRAPPER + subject.source.encode("utf-8")
+    )
+    tree = parse(data)
+    function = _locate(tree, data, subject, whole_file)
+    if function is None or function.has_error:
+        return None
+    return GoUnit(subject, data, tree, function, whole_file)
+
+
+def _locate(tree: Tree, data: bytes, subject: Subject, whole_file: bool) -> Node | None:
+    named = []
+    for node in tree.root_node.children:
+        if node.type not in FUNCTIONS:
+            continue
+        name = node.child_by_field_name("name")
+        if name is not None and data[name.start_byte : name.end_byte].decode() == (
+            subject.bare_name
+        ):
+            named.append(node)
+    if len(named) <= 1 or not whole_file:
+        return named[0] if len(named) == 1 else None
+    for node in named:
+        if subject.start_line <= node.start_point.row + 1 <= subject.end_line:
+            return node
+    return None
+
+
+def apply_edits(data: bytes, edits: Sequence[Edit], offset: int = 0) -> bytes:
+    """`data` with `edits` (byte offsets counted from `offset`) applied; edits must not
+    overlap."""
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    out: list[bytes] = []
+    position = offset
+    for edit in ordered:
+        if edit.start < position:
+            raise RewriteDeclined("two edits overlap")
+        out.append(data[position - offset : edit.start - offset])
+        out.append(edit.text.encode("utf-8"))
+        position = edit.end
+    out.append(data[position - offset :])
+    return b"".join(out)

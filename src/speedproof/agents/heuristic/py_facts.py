@@ -1,0 +1,375 @@
+"""Facts about one Python file that the rewrite rules rely on, read with libcst.
+
+A unit is the whole file when the role was given it, else the hot function alone (dedented).
+Names are resolved with libcst's scope analysis, so "is `sorted` the builtin here", "is
+`STOPWORDS` bound once, at module level" and "where else is it used" are answered from the
+code, not guessed from spelling. Without the whole file a module-level name resolves to
+nothing; rules then report an uncertain finding and never a rewrite.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import libcst as cst
+from libcst.metadata import (
+    Assignment,
+    BaseAssignment,
+    BuiltinAssignment,
+    GlobalScope,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    ScopeProvider,
+)
+
+from speedproof.agents.heuristic.subject import Subject
+
+N = TypeVar("N", bound=cst.CSTNode)
+LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@dataclass
+class PyUnit:
+    """A parsed file (or lone function) with scope, parent and position metadata."""
+
+    subject: Subject
+    module: cst.Module
+    function: cst.FunctionDef
+    whole_file: bool
+    scopes: dict[cst.CSTNode, object]
+    parents: dict[cst.CSTNode, cst.CSTNode]
+    positions: dict[cst.CSTNode, object]
+
+    # -- structure -------------------------------------------------------------------------
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parents.get(node)
+        while current is not None:
+            yield current
+            current = self.parents.get(current)
+
+    def line(self, node: cst.CSTNode) -> int:
+        position = self.positions[node]
+        return int(position.start.line)  # type: ignore[attr-defined]
+
+    def end_line(self, node: cst.CSTNode) -> int:
+        position = self.positions[node]
+        return int(position.end.line)  # type: ignore[attr-defined]
+
+    def in_loop(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs once per iteration of a loop inside the function."""
+        for ancestor in self.ancestors(node):
+            if ancestor is self.function:
+                return False
+            if isinstance(ancestor, LOOPS):
+                return True
+        return False
+
+    def top_statement(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The module-level statement that holds `node`."""
+        current = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.Module):
+                return current
+            current = ancestor
+        return current
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def function_nodes(self, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:
+        """Every node of `kind` inside the function, in source order."""
+        found: list[cst.CSTNode] = []
+
+        class _Collect(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, kind):
+                    found.append(node)
+                return True
+
+        self.function.visit(_Collect())
+        return found
+
+    # -- names -----------------------------------------------------------------------------
+
+    def referents(self, name: cst.Name) -> set[BaseAssignment]:
+        """The bindings the name `name` (an access) may refer to; empty when unresolved."""
+        scope = self.scopes.get(name)
+        if scope is None:
+            return set()
+        for access in scope.accesses[name.value]:  # type: ignore[attr-defined]
+            if access.node is name:
+                return set(access.referents)
+        return set()
+
+    def is_builtin(self, name: cst.Name) -> bool:
+        """`name` refers to the builtin of that name (without the file: nothing in the function
+        rebinds it)."""
+        found = self.referents(name)
+        return bool(found) and all(isinstance(r, BuiltinAssignment) for r in found)
+
+    def global_bindings(self, name: str) -> list[BaseAssignment]:
+        scope = self.global_scope()
+        if scope is None:
+            return []
+        return list(scope.assignments[name])
+
+    def global_scope(self) -> GlobalScope | None:
+        scope = self.scopes.get(self.module.body[0]) if self.module.body else None
+        return scope if isinstance(scope, GlobalScope) else None
+
+    def contains(self, container: cst.CSTNode, node: cst.CSTNode) -> bool:
+        return node is container or any(a is container for a in self.ancestors(node))
+
+    def read_outside(self, target: cst.BaseExpression, container: cst.CSTNode) -> bool:
+        """Whether a name bound by `target` (a loop target) is read anywhere outside
+        `container`, in this scope or a nested one; a binding of the same name in a
+        comprehension, which has a scope of its own, is not a read."""
+        for name in _target_names(target):
+            scope = self.scopes.get(name)
+            if scope is None:
+                return True
+            for binding in scope.assignments[name.value]:  # type: ignore[attr-defined]
+                for access in binding.references:
+                    if not self.contains(container, access.node):
+                        return True
+        return False
+
+    def binds_locally(self, name: str) -> bool:
+        """Whether the function binds `name` itself (a parameter, an assignment, an import)."""
+        body = self.function.body
+        first = body.body[0] if isinstance(body, cst.IndentedBlock) and body.body else None
+        scope = self.scopes.get(first) if first is not None else None
+        return scope is not None and bool(scope.assignments[name])  # type: ignore[attr-defined]
+
+    def binds_globally(self, name: str) -> bool:
+        """Whether the file binds `name` at module level (always False without the file)."""
+        return bool(self.global_bindings(name))
+
+    def is_module_import(self, name: cst.Name, module: str) -> bool | None:
+        """True when `name` is `import module` at module level; None when it cannot be told
+        (the function alone, and the name unresolved)."""
+        found = self.referents(name)
+        if not found:
+            return None if not self.whole_file else False
+        if len(found) != 1:
+            return False
+        binding = next(iter(found))
+        if not isinstance(binding, Assignment) or not isinstance(binding.node, cst.Import):
+            return False
+        if not isinstance(binding.scope, GlobalScope):
+            return False  # imported inside a function: a module-level use would not see it
+        return any(
+            alias.asname is None and self.code(alias.name) == module for alias in binding.node.names
+        )
+
+    def module_constant(self, name: cst.Name) -> tuple[Assignment, cst.Assign] | None:
+        """The single module-level `NAME = value` statement `name` refers to, if that is the
+        only binding of the name anywhere in the file."""
+        found = self.referents(name)
+        bindings = self.global_bindings(name.value)
+        if len(found) != 1 or len(bindings) != 1:
+            return None
+        binding = next(iter(found))
+        if binding is not bindings[0] or not isinstance(binding, Assignment):
+            return None
+        target = binding.node
+        assign = self.parent(self.parent(target) or target)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        if assign.targets[0].target is not target:
+            return None
+        statement = self.parent(assign)
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        if not isinstance(self.parent(statement), cst.Module):
+            return None
+        return binding, assign
+
+    def defined_before_function(self, node: cst.CSTNode) -> bool:
+        return self.line(node) < self.line(self.top_statement(self.function))
+
+    def all_names(self) -> set[str]:
+        names: set[str] = set()
+
+        class _Names(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                names.add(node.value)
+
+        self.module.visit(_Names())
+        return names
+
+    def fresh_name(self, base: str, taken: set[str] | None = None) -> str:
+        """`base`, or `base_2`, `base_3`, ... : the first not used anywhere in the unit."""
+        used = self.all_names() | (taken or set())
+        candidate, number = base, 1
+        while candidate in used:
+            number += 1
+            candidate = f"{base}_{number}"
+        return candidate
+
+
+def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for element in target.elements for n in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def literal_value(node: cst.BaseExpression) -> object:
+    """The value of a literal expression (strings, numbers, tuples of them); raises ValueError
+    when `node` is not a plain literal (f-strings, names, calls)."""
+    if isinstance(node, cst.FormattedString) or any(
+        isinstance(n, cst.FormattedString) for n in _descendants(node)
+    ):
+        raise ValueError("an f-string is not a literal")
+    code = cst.Module(body=[]).code_for_node(node)
+    return ast.literal_eval(code.strip())
+
+
+def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for child in node.children:
+        yield child
+        yield from _descendants(child)
+
+
+def is_hashable_literal(node: cst.BaseExpression) -> bool:
+    """A str, bytes, int or float literal: hashable, and equal only to what hashes alike."""
+    try:
+        value = literal_value(node)
+    except (ValueError, SyntaxError):
+        return False
+    return isinstance(value, str | bytes | int | float) and not isinstance(value, bool)
+
+
+def obviously_unhashable(node: cst.BaseExpression) -> bool:
+    return isinstance(
+        node, cst.List | cst.Dict | cst.Set | cst.ListComp | cst.DictComp | cst.SetComp
+    )
+
+
+def parse_unit(subject: Subject) -> PyUnit | None:
+    """The unit for `subject`, or None when the source does not parse or the function is not
+    in it."""
+    text = subject.file_source
+    whole_file = text is not None
+    if text is None:
+        text = textwrap.dedent(subject.source)
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return None
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    positions = wrapper.resolve(PositionProvider)
+    function = _locate(module, subject, positions if whole_file else None)
+    if function is None:
+        return None
+    return PyUnit(
+        subject=subject,
+        module=module,
+        function=function,
+        whole_file=whole_file,
+        scopes=dict(scopes),
+        parents=dict(parents),
+        positions=dict(positions),
+    )
+
+
+class _Functions(cst.CSTVisitor):
+    """Every function definition with its path of enclosing class and function names."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.found: list[tuple[tuple[str, ...], cst.FunctionDef]] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.stack.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.append(node.name.value)
+        self.found.append((tuple(self.stack), node))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+
+def _locate(
+    module: cst.Module, subject: Subject, positions: object | None
+) -> cst.FunctionDef | None:
+    visitor = _Functions()
+    module.visit(visitor)
+    parts = subject.name_parts
+    named = [
+        (path, node)
+        for path, node in visitor.found
+        if path[-1] == subject.bare_name and parts[-len(path) :] == path
+    ]
+    if not named:
+        return None
+    if len(named) == 1 or positions is None:
+        return named[0][1] if len(named) == 1 else None
+    for _, node in named:
+        line = positions[node].start.line  # type: ignore[index]
+        if subject.start_line <= line <= subject.end_line:
+            return node
+    return None
+
+
+def span_lines(unit: PyUnit, node: cst.FunctionDef) -> tuple[int, int]:
+    """1-based inclusive line span of `node`, decorators included: a whole-function answer
+    replaces the decorated definition, so its source must carry the decorators."""
+    start = unit.line(node.decorators[0]) if node.decorators else unit.line(node)
+    return start, unit.end_line(node)
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, inner: cst.Name) -> None:
+            found.add(inner.value)
+
+    node.visit(_Names())
+    return found
+
+
+Replacement = cst.CSTNode | cst.FlattenSentinel[Any] | Callable[[Any], Any]
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, mapping: Mapping[int, Replacement]) -> None:
+        super().__init__()
+        self.mapping = mapping
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        replacement = self.mapping.get(id(original_node))
+        if replacement is None:
+            return updated_node
+        if callable(replacement):
+            return replacement(updated_node)
+        return replacement
+
+
+def replace_nodes(root: N, mapping: Mapping[int, Replacement]) -> N:
+    """`root` with every node whose id() is a key of `mapping` replaced: by the value when it
+    is a node (or a FlattenSentinel of statements), or by the value applied to the node as
+    rewritten so far when it is a function."""
+    result = root.visit(_Replace(mapping))
+    assert isinstance(result, type(root))
+    return result

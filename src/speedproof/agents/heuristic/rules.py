@@ -1,0 +1,134 @@
+"""The rule registry: every rewrite rule, by language, in the order they are tried.
+
+The order is the expected size of the win on a hot function: removing a per-call linear scan
+or a per-call compilation first, then quadratic string building, then I/O and sorting, then
+changes whose benefit depends on the interpreter (list-and-join in CPython, which sometimes
+extends strings in place).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import libcst as cst
+
+from speedproof.agents.answers import Cause
+from speedproof.agents.heuristic import (
+    go_builder,
+    go_output,
+    go_prealloc,
+    go_regexp,
+    go_sort,
+    py_membership,
+    py_minmax,
+    py_output,
+    py_regex,
+    py_strings,
+)
+from speedproof.agents.heuristic.go_facts import GoUnit
+from speedproof.agents.heuristic.go_facts import parse_unit as parse_go
+from speedproof.agents.heuristic.py_facts import PyUnit
+from speedproof.agents.heuristic.py_facts import parse_unit as parse_python
+from speedproof.agents.heuristic.subject import Finding, Proposal, RewriteDeclined, Subject
+
+U = TypeVar("U", PyUnit, GoUnit)
+
+
+@dataclass(frozen=True)
+class Rule(Generic[U]):
+    """One rewrite rule: `find` reports its pattern (the function alone is enough), `propose`
+    writes the rewrite (it needs the whole file) or declines with None."""
+
+    id: str
+    cause: Cause
+    find: Callable[[U], Finding | None]
+    propose: Callable[[U], Proposal | None]
+
+
+PYTHON_RULES: tuple[Rule[PyUnit], ...] = (
+    Rule(
+        py_membership.CONSTANT_RULE,
+        "superlinear",
+        py_membership.find_constant,
+        py_membership.propose_constant,
+    ),
+    Rule(py_regex.RULE, "repeated_work", py_regex.find, py_regex.propose),
+    Rule(
+        py_membership.LITERAL_RULE,
+        "superlinear",
+        py_membership.find_literal,
+        py_membership.propose_literal,
+    ),
+    Rule(
+        py_strings.REPEAT_RULE, "repeated_work", py_strings.find_repeat, py_strings.propose_repeat
+    ),
+    Rule(py_minmax.RULE, "superlinear", py_minmax.find, py_minmax.propose),
+    Rule(py_output.RULE, "unbuffered_io", py_output.find, py_output.propose),
+    Rule(py_strings.JOIN_RULE, "string_building", py_strings.find_join, py_strings.propose_join),
+)
+
+GO_RULES: tuple[Rule[GoUnit], ...] = (
+    Rule(go_regexp.RULE, "repeated_work", go_regexp.find, go_regexp.propose),
+    Rule(go_builder.RULE, "string_building", go_builder.find, go_builder.propose),
+    Rule(go_output.RULE, "unbuffered_io", go_output.find, go_output.propose),
+    Rule(go_sort.RULE, "superlinear", go_sort.find, go_sort.propose),
+    Rule(go_prealloc.RULE, "preallocation", go_prealloc.find, go_prealloc.propose),
+)
+
+
+def rule_ids(language: str) -> tuple[str, ...]:
+    if language == "python":
+        return tuple(rule.id for rule in PYTHON_RULES)
+    if language == "go":
+        return tuple(rule.id for rule in GO_RULES)
+    return ()
+
+
+def findings(subject: Subject) -> list[Finding]:
+    """Every rule's finding on `subject`, in rule order (empty for other languages)."""
+    if subject.language == "python":
+        unit = parse_python(subject)
+        return [] if unit is None else _found(PYTHON_RULES, unit)
+    if subject.language == "go":
+        go_unit = parse_go(subject)
+        return [] if go_unit is None else _found(GO_RULES, go_unit)
+    return []
+
+
+def _found(rules: tuple[Rule[U], ...], unit: U) -> list[Finding]:
+    return [finding for rule in rules if (finding := rule.find(unit)) is not None]
+
+
+def proposals(subject: Subject, order: list[str] | None = None) -> Iterator[Proposal]:
+    """The rewrites the rules write for `subject` (which must carry its file), lazily, in
+    `order` (rule ids; default: the registry's order). A rule whose rewrite cannot be written
+    faithfully is skipped."""
+    if subject.file_source is None:
+        return
+    if subject.language == "python":
+        unit = parse_python(subject)
+        if unit is not None:
+            yield from _proposed(_ordered(PYTHON_RULES, order), unit)
+    elif subject.language == "go":
+        go_unit = parse_go(subject)
+        if go_unit is not None:
+            yield from _proposed(_ordered(GO_RULES, order), go_unit)
+
+
+def _ordered(rules: tuple[Rule[U], ...], order: list[str] | None) -> list[Rule[U]]:
+    if order is None:
+        return list(rules)
+    by_id = {rule.id: rule for rule in rules}
+    return [by_id[rule_id] for rule_id in order if rule_id in by_id]
+
+
+def _proposed(rules: list[Rule[U]], unit: U) -> Iterator[Proposal]:
+    for rule in rules:
+        try:
+            proposal = rule.propose(unit)
+        except (RewriteDeclined, cst.ParserSyntaxError):
+            continue
+        if proposal is not None:
+            yield proposal

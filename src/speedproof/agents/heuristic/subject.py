@@ -1,0 +1,84 @@
+"""What a heuristic rule looks at, and what it hands back.
+
+A rule examines one hot function. The optimizer also gives it the whole file at the base
+revision, so module-level facts (what a name is bound to, which imports exist) can be checked;
+the coordinator and the analyst see the function alone, so a rule reports only whether its
+pattern is present, marking a finding `certain=False` when it rests on a module-level fact it
+cannot see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from speedproof.agents.answers import Cause, OptimizerAnswer
+from speedproof.agents.providers.base import ProviderError
+
+Language = Literal["python", "go"]
+
+
+class RewriteDeclined(Exception):
+    """A rule found its pattern but cannot write the rewrite out faithfully (a search text that
+    is not unique, a result that does not parse): the rule declines, nothing is proposed."""
+
+
+class NoRuleApplies(ProviderError):
+    """No heuristic rule that has not been tried yet writes a rewrite for the function asked
+    about. `function` names it; `rules` lists the rules whose pattern the function alone shows
+    (what the coordinator saw) so a campaign can record them as tried and move on."""
+
+    def __init__(self, message: str, *, function: str = "", rules: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.function = function
+        self.rules = rules
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One hot function: its qualified name, its file (relative to the target folder), its text
+    as shown to a model, its 1-based inclusive line span in the file, and the whole file text
+    when the role is given it."""
+
+    name: str
+    file: str
+    language: Language
+    source: str
+    start_line: int
+    end_line: int
+    file_source: str | None = None
+
+    @property
+    def bare_name(self) -> str:
+        """`textstat.words.is_stopword` -> `is_stopword`; `main.(*stats).addLine` -> `addLine`."""
+        return self.name.rsplit(".", 1)[-1]
+
+    @property
+    def name_parts(self) -> tuple[str, ...]:
+        return tuple(part for part in self.name.split(".") if part)
+
+    def without_file(self) -> Subject:
+        return Subject(
+            self.name, self.file, self.language, self.source, self.start_line, self.end_line
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule's pattern is present in the function: the structural evidence, in words."""
+
+    rule: str
+    cause: Cause
+    evidence: str
+    certain: bool = True
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A rewrite: the finding it answers, the optimizer answer, and the whole new text of every
+    file it changes (target-relative path -> text), which the provider checks still parses."""
+
+    finding: Finding
+    answer: OptimizerAnswer
+    files: Mapping[str, str] = field(default_factory=dict)
