@@ -15,8 +15,9 @@ rules, with the policy defaults floor 3 % and limit 2 %:
 Prints one Markdown table (A/A false accepts and rejects; for each win the acceptance rate and
 the median and mean pairs used) and the A/A rate of "significant at some look" when every look is
 taken, then how the signed-rank test's zero rule behaves on page-granular memory. No
-assertions; the figures go in docs/adr/0020-paired-sequential-statistics.md. About 100 s at the
-default 150 streams on an idle core; `--streams 1000` (the ADR's figures) takes about 15 minutes.
+assertions; the figures go in docs/adr/0020-paired-sequential-statistics.md. About a minute of
+CPU at the defaults (100 streams a cell, 500 for zero handling); `--streams 1000 --part rules`
+(the ADR's figures) took 1012 s of wall time at load 3-9.
 
     .venv/bin/python benchmarks/sequential_sim.py [--streams N] [--seed S] [--rhos 1,2,3]
         [--part all|rules|zeros] [--zero-streams N]
@@ -278,11 +279,11 @@ def zero_handling(streams: int, seed: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--streams", type=int, default=150, help="streams per scenario and win")
+    parser.add_argument("--streams", type=int, default=100, help="streams per scenario and win")
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--rhos", default="1,2,3", help="spending shapes alpha × t^rho to compare")
     parser.add_argument("--part", choices=("all", "rules", "zeros"), default="all")
-    parser.add_argument("--zero-streams", type=int, default=1000, help="streams per zero reading")
+    parser.add_argument("--zero-streams", type=int, default=500, help="streams per zero reading")
     args = parser.parse_args()
     if args.part == "zeros":
         zero_handling(args.zero_streams, args.seed)

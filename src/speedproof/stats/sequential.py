@@ -36,10 +36,11 @@ clear ones, and its A/A false accepts are no higher than either's (0.4 % at 5 % 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from speedproof.evidence import Comparison
+from speedproof.evidence import Comparison, Evidence, PolicyRules
+from speedproof.policy import decide, keep_measuring
 
 # The shape of the spending function alpha × t^rho; see the module docstring and ADR 0020.
 DEFAULT_RHO = 2.0
@@ -135,15 +136,31 @@ def step(reading: Comparison, schedule: Schedule, *, floor_pct: float, limit_pct
             f"metric {reading.metric!r} on workload {reading.workload!r}: look {look} tests at "
             f"{schedule.alpha_at(look):.6g}, but the reading was tested at {level!r}"
         )
-    if not reading.finite:
-        return "futile"
-    improvement = reading.improvement_pct
-    if reading.significant and improvement >= floor_pct:
+    # The decision is the policy's own (one piece of code decides, here and in the judge): the
+    # reading becomes the evidence of a target with one representative workload and no
+    # guardrails, at this look.
+    rules = PolicyRules(
+        primary_metric=reading.metric,
+        accept_floor_pct=floor_pct,
+        guardrail_limit_pct=limit_pct,
+        guardrails=(),
+    )
+    final = look == schedule.looks()
+    evidence = Evidence(
+        behaviour_matches=True,
+        failure_summary=(),
+        safety_checks_passed=True,
+        representative_evidence=True,
+        comparisons=(replace(reading, tier="representative"),),
+        look=look,
+        final=final,
+        alpha=schedule.alpha_at(look),
+    )
+    verdict = decide(evidence, rules).verdict
+    if verdict == "accepted":
         return "accept"
-    if reading.significant and improvement < -limit_pct:
+    if verdict == "rejected":
         return "reject"
-    ends = (-reading.ci_high_pct, -reading.ci_low_pct)
-    worst, best = ends if reading.lower_is_better else (-ends[1], -ends[0])
-    if best < floor_pct and worst > -limit_pct:
-        return "futile"
-    return "exhausted" if look == schedule.looks() else "continue"
+    if final:
+        return "exhausted"
+    return "continue" if keep_measuring(evidence, rules) else "futile"
