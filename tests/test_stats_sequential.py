@@ -46,13 +46,13 @@ def decide(schedule: Schedule, look: int, base: list[float], cand: list[float]) 
 def test_the_default_schedule_looks_every_ten_pairs_up_to_fifty() -> None:
     schedule = Schedule()
     assert (schedule.round_pairs, schedule.max_pairs, schedule.alpha) == (10, 50, 0.05)
-    assert schedule.rho == DEFAULT_RHO == 2.0
+    assert schedule.rho == DEFAULT_RHO == 1.5
     assert schedule.looks() == 5
     assert [schedule.pairs_at(k) for k in range(1, 6)] == [10, 20, 30, 40, 50]
-    # 0.05 × t² at t = 0.2, 0.4, ... 1.0, differenced.
-    assert [schedule.alpha_at(k) for k in range(1, 6)] == pytest.approx(
-        [0.002, 0.006, 0.010, 0.014, 0.018]
-    )
+    # 0.05 × t^1.5 at t = 0.2, 0.4, ... 1.0, differenced.
+    expected = [0.05 * (k / 5) ** 1.5 - 0.05 * ((k - 1) / 5) ** 1.5 for k in range(1, 6)]
+    assert [schedule.alpha_at(k) for k in range(1, 6)] == pytest.approx(expected)
+    assert expected[0] == pytest.approx(0.00447, abs=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -116,8 +116,8 @@ def test_a_look_outside_the_schedule_is_an_error(look: int) -> None:
 
 
 def test_a_clear_win_is_accepted_at_the_first_look() -> None:
-    # Ten pairs all 10 % faster: the exact signed-rank p is 2 / 2^10 ≈ 0.00195, just under the
-    # first look's 0.002 (with rho = 3 the first look's 0.0004 could never be reached).
+    # Ten pairs all 10 % faster: the exact signed-rank p is 2 / 2^10 ≈ 0.00195, under the first
+    # look's 0.0045 (with rho = 3 the first look's 0.0004 could never be reached).
     base, cand = stream(50, 0.01, 0.90, seed=1)
     assert decide(Schedule(), 1, base, cand) == "accept"
     assert decide(Schedule(rho=3.0), 1, base, cand) == "continue"
@@ -165,7 +165,7 @@ def test_a_reading_without_a_ratio_cannot_improve_with_more_pairs_and_is_futile(
 
 def test_a_reading_tested_at_the_fixed_level_is_refused_as_peeking() -> None:
     base, cand = stream(20, 0.05, 0.9, seed=8)
-    with pytest.raises(ValueError, match=r"look 2 tests at 0\.006, but the reading was tested at"):
+    with pytest.raises(ValueError, match=r"look 2 tests at 0\.00817697, but the reading was tested at"):
         step(reading(base, cand, 0.05), Schedule(), floor_pct=3.0, limit_pct=2.0)
     with pytest.raises(ValueError, match="15 pairs is not a look"):
         step(reading(base[:15], cand[:15], 0.05), Schedule(), floor_pct=3.0, limit_pct=2.0)
