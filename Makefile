@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SYSTEM_PACKAGES := git patch valgrind bwrap hyperfine chromium
 APT_PACKAGES := git patch valgrind bubblewrap libseccomp2 hyperfine chromium
 
-.PHONY: setup system venv train-extra demo test test-slow lint typecheck unit bench clean
+.PHONY: setup system venv train-extra demo demo-patches test test-slow lint typecheck unit bench clean
 
 setup: system venv
 
@@ -57,6 +57,9 @@ test-slow: setup train-extra
 
 demo: setup
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m speedproof.demo
+
+demo-patches: setup
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m speedproof.demo --judge-patches
 
 bench: setup
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python benchmarks/judge_stages.py

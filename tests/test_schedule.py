@@ -233,3 +233,41 @@ def test_metrics_are_read_from_the_last_json_line_and_must_all_be_numbers() -> N
         parse_metrics(b'{"latency_s": NaN}', ["latency_s"])
     with pytest.raises(MetricsError, match="no JSON object"):
         parse_metrics(b"nothing here\n", ["latency_s"])
+
+
+def test_holdout_readings_are_a_holm_family_of_their_own() -> None:
+    from speedproof.evidence import Comparison
+    from speedproof.measure.readings import holm_within_metrics
+
+    def reading(workload: str, tier: str, p: float) -> Comparison:
+        return Comparison(
+            workload=workload,
+            metric="wall",
+            tier=tier,
+            n_baseline=10,
+            n_candidate=10,
+            baseline_mean=1.0,
+            candidate_mean=0.6,
+            delta_pct=-40.0,
+            ci_low_pct=-45.0,
+            ci_high_pct=-35.0,
+            p_value=p,
+            welch_t=None,
+            p_welch=None,
+            p_mannwhitney=None,
+            significant=True,
+            supported=True,
+        )
+
+    found = holm_within_metrics(
+        [
+            reading("a", "representative", 0.00195),
+            reading("b", "representative", 0.00195),
+            reading("h", "holdout", 0.00195),
+        ],
+        0.0045,
+    )
+    # Two representative workloads double the smallest p (0.0039 < 0.0045); the holdout one
+    # would have tripled it (0.0059) and undone an accept the holdout did not contradict.
+    assert [c.significant for c in found] == [True, True, True]
+    assert [dict(c.extra)["p_holm"] for c in found] == pytest.approx([0.0039, 0.0039, 0.00195])

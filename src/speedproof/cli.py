@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from speedproof.advisor.cli import register as register_advisor
 from speedproof.calibration.command import register as register_calibrate
 from speedproof.campaign.command import register as register_optimize
 from speedproof.corpus.cli import register as register_corpus
@@ -33,6 +34,7 @@ app.add_typer(fn_app, name="fn", help="Function mode: verify, corpus, collect, s
 register_calibrate(app)
 register_verify(app)
 register_optimize(app)
+register_advisor(app)
 
 console = Console()
 errors = Console(stderr=True)

@@ -173,6 +173,9 @@ class Advisor(_Strict):
     # The exact model id the advisor must be answered by (provider:name), or none: offline.
     model: str | None = None
     base_url: str | None = None
+    # The model's baseline over the reference set (`speedproof advisor baseline`), relative to
+    # the manifest; required with a model, since a baseline belongs to one exact model id.
+    baseline: str | None = None
     cause_sd: float = Field(default=0.5, ge=0)
     cause_p: float = Field(default=0.5, ge=0, le=1)
     hazard_sd: float = Field(default=2.0, ge=0)

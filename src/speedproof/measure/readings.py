@@ -62,7 +62,8 @@ def reported_comparisons(
 
 
 def holm_within_metrics(comparisons: Sequence[Comparison], alpha: float) -> list[Comparison]:
-    """Holm across workloads within each metric; exact and untested readings pass unchanged.
+    """Holm across workloads within each metric (holdout apart); exact and untested readings pass
+    unchanged.
 
     A reading stays significant only when its Holm-adjusted p is below `alpha`; its `supported`
     is recomputed from the new significance and its own interval, and the adjusted p is kept in
@@ -70,12 +71,22 @@ def holm_within_metrics(comparisons: Sequence[Comparison], alpha: float) -> list
     """
     tested = [i for i, c in enumerate(comparisons) if c.p_value is not None and not c.exact]
     adjusted = list(comparisons)
-    for metric in {comparisons[i].metric for i in tested}:
-        family = [i for i in tested if comparisons[i].metric == metric]
+    for key in {_family(comparisons[i]) for i in tested}:
+        family = [i for i in tested if _family(comparisons[i]) == key]
         p_values = [float(comparisons[i].p_value or 0.0) for i in family]
         for i, p_holm in zip(family, holm(p_values), strict=True):
             adjusted[i] = _with_holm(comparisons[i], p_holm, alpha)
     return adjusted
+
+
+def _family(c: Comparison) -> tuple[str, bool]:
+    """Holm families: one metric, and holdout workloads apart from the others.
+
+    Holdout workloads are measured only once an accept stands, to catch a regression; their
+    readings must not dilute the representative family the accept rests on (three workloads
+    instead of two would triple the smallest p instead of doubling it).
+    """
+    return c.metric, c.tier == "holdout"
 
 
 def _with_holm(c: Comparison, p_holm: float, alpha: float) -> Comparison:

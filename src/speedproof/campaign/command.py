@@ -1,0 +1,196 @@
+"""`speedproof optimize`: run a campaign on a target, or resume one, and say why it stopped.
+
+Exit status: 0 when the campaign stopped on an exit condition (target reached, a budget spent,
+nothing left, …), 4 when it stopped on an escalation that needs a person, 3 on an error (a bad
+manifest, a provider that fails its preflight, a broken baseline), 130 on Ctrl-C and 143 on
+SIGTERM (both leave the campaign resumable with `--resume`).
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from speedproof.campaign.exits import ERROR, Exit, cumulative
+from speedproof.campaign.loop import FINAL_PATCH, Campaign, describe
+from speedproof.campaign.options import parse_duration
+from speedproof.campaign.session import Opened, Request, open_campaign
+from speedproof.campaign.state import CampaignState
+from speedproof.errors import SpeedproofError
+from speedproof.manifest import MANIFEST_NAME
+from speedproof.measure.runner import Sample
+from speedproof.view import LiveProgress
+from speedproof.workspace import Terminated
+
+EXIT_DONE = 0
+EXIT_ERROR = 3
+EXIT_ESCALATION = 4
+EXIT_INTERRUPTED = 130
+
+
+class TerminalView:
+    """The campaign on the terminal: a live status line and one line per thing that happened,
+    both on the progress console (stderr), so the status line is never printed through; the
+    summary at the end goes to stdout."""
+
+    def __init__(self, progress: LiveProgress, console: Console) -> None:
+        self.progress = progress
+        self.console = console
+
+    def stage(self, name: str, message: str) -> None:
+        self.progress.stage(name, message)
+
+    def sample(self, sample: Sample) -> None:
+        self.progress.sample(sample)
+
+    def say(self, text: str) -> None:
+        self.console.print(text, highlight=False, markup=False)
+
+
+def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
+    raise Terminated(signum)
+
+
+def optimize_command(
+    manifest: Annotated[
+        Path | None,
+        typer.Option("--manifest", "-m", help=f"The target's manifest (default {MANIFEST_NAME})."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Proposer: openai:MODEL, anthropic:MODEL, replay:PATH or heuristic."),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="An OpenAI- or Anthropic-compatible server.")
+    ] = None,
+    max_candidates: Annotated[
+        int | None, typer.Option(min=1, help="Candidates to propose at most (default 20).")
+    ] = None,
+    max_duration: Annotated[
+        str | None, typer.Option(help="Time to spend at most, e.g. 30m, 2h (default 4h).")
+    ] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="Model tokens at most.")] = None,
+    max_cost: Annotated[float | None, typer.Option(help="Model cost at most, in USD.")] = None,
+    target_pct: Annotated[
+        float | None, typer.Option(help="Stop once the accepted chain improves this much (%).")
+    ] = None,
+    max_failures: Annotated[
+        int | None, typer.Option(min=1, help="Stop after this many non-accepts in a row (5).")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Campaign folder (default <target>/.speedproof/campaigns/<id>)."),
+    ] = None,
+    no_sandbox: Annotated[
+        bool, typer.Option("--no-sandbox", help="Run without bubblewrap. Recorded.")
+    ] = False,
+    no_stability_check: Annotated[
+        bool,
+        typer.Option(
+            "--no-stability-check",
+            help="Skip the A/A check of the base against itself (when calibrated already).",
+        ),
+    ] = False,
+    resume: Annotated[
+        Path | None, typer.Option(help="Continue the campaign in this folder.")
+    ] = None,
+) -> None:
+    """Find proven speedups: propose, judge and keep what is accepted, until an exit condition."""
+    errors = Console(stderr=True)
+    try:
+        request = Request(
+            manifest=manifest if manifest or resume else Path(MANIFEST_NAME),
+            model=model,
+            base_url=base_url,
+            limits={
+                "max_candidates": max_candidates,
+                "max_duration_s": None if max_duration is None else parse_duration(max_duration),
+                "max_tokens": max_tokens,
+                "max_cost_usd": max_cost,
+                "target_pct": target_pct,
+                "max_failures": max_failures,
+            },
+            out=out,
+            allow_unsandboxed=no_sandbox,
+            stability_check=not no_stability_check,
+            resume=resume,
+        )
+        code = _optimize(request, errors)
+    except SpeedproofError as exc:
+        errors.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(EXIT_ERROR) from exc
+    except KeyboardInterrupt as exc:
+        errors.print("interrupted", highlight=False)
+        raise typer.Exit(EXIT_INTERRUPTED) from exc
+    raise typer.Exit(code)
+
+
+def _optimize(request: Request, errors: Console) -> int:
+    out = Console()
+    if not out.is_terminal:
+        # Wide enough for the candidates table when stdout is a file or a pipe (rich's 80).
+        out = Console(width=160)
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        with open_campaign(request) as opened:
+            _announce(opened, out, errors)
+            with LiveProgress(errors) as progress:
+                campaign = Campaign(opened.setting, TerminalView(progress, errors))
+                try:
+                    found = campaign.run()
+                except KeyboardInterrupt:
+                    _farewell(opened, None, campaign.state(), out)
+                    return EXIT_INTERRUPTED
+            _farewell(opened, found, campaign.state(), out)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if found.condition == ERROR:
+        return EXIT_ERROR
+    return EXIT_ESCALATION if found.escalation else EXIT_DONE
+
+
+def _announce(opened: Opened, out: Console, errors: Console) -> None:
+    s = opened.setting
+    verb = "resuming" if opened.resumed else "campaign"
+    out.print(f"{verb} {s.campaign} on {s.loaded.manifest.target.name}", highlight=False)
+    out.print(f"folder: {s.folder}", highlight=False)
+    out.print(f"proposer: {s.provider_name} ({opened.preflight.detail})", highlight=False)
+    if s.sandbox.name == "none":
+        errors.print("[bold yellow]warning:[/] running UNSANDBOXED (--no-sandbox); recorded.")
+    for path in opened.removed_worktrees:
+        out.print(f"removed a stale worktree: {path}", highlight=False)
+
+
+def _farewell(opened: Opened, found: Exit | None, state: CampaignState, out: Console) -> None:
+    s = opened.setting
+    table = Table("#", "candidate", "function", "rule", "verdict", "reason", title="candidates")
+    for number, attempt in enumerate(state.settled(), start=1):
+        reason = attempt.reasons[0] if attempt.reasons else (attempt.error or "")
+        table.add_row(
+            str(number),
+            str(attempt.candidate_id),
+            attempt.function,
+            attempt.rule or "",
+            attempt.history_verdict,
+            reason[:160],
+        )
+    out.print(table)
+    for workload, pct in sorted(cumulative(state).items()):
+        out.print(f"accepted chain on {workload}: {pct:+.2f}% better", highlight=False)
+    if found is None:
+        out.print("interrupted; continue with --resume", highlight=False)
+    else:
+        out.print(describe(found), highlight=False)
+    out.print(f"accepted: {len(state.chain)}; cumulative diff: {s.folder / FINAL_PATCH}")
+    out.print(f"folder: {s.folder}", highlight=False)
+    out.print(f"report: speedproof report {s.folder}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("optimize")(optimize_command)

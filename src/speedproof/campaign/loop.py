@@ -1,0 +1,496 @@
+"""The campaign loop: one candidate at a time, from a hot function to a verdict, until an exit.
+
+Before the first candidate the base is measured against itself (`stability`). Then, per
+iteration, against the newest accepted revision:
+
+1. the coordinator picks a hot function (discovery's list, the history, the analyst's flags);
+2. the analyst names likely causes, once per function and parent (kept as a "note" event);
+3. the optimizer writes one change (shown the function, its whole file, every earlier attempt
+   with its verdict and reasons, and the reviewer's concerns about earlier candidates);
+4. code turns the answer into a patch (`agents.edits`);
+5. the reviewer argues against it: its concerns are stored with the candidate and shown to the
+   next optimizer call, and nothing it says reaches the judge;
+6. the judge decides, writing the candidate to the ledger as it goes.
+
+An answer that cannot be used, or an edit that cannot be made, is a named rejection: a
+candidate row with the rejection as its reason, never a crash. An accept becomes a commit on
+the campaign's refs (`parents`) and the parent of what follows. The state is read back from the
+ledger before every iteration, so the loop and a resumed campaign are the same code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+from speedproof.agents.answers import OptimizerAnswer, ReviewerAnswer
+from speedproof.agents.edits import EditRejected, answer_to_patch
+from speedproof.agents.heuristic.subject import NoRuleApplies
+from speedproof.agents.providers.base import Provider
+from speedproof.campaign import exits, parents
+from speedproof.campaign.checkout import ParentCheckout, parent_checkout
+from speedproof.campaign.exits import Exit
+from speedproof.campaign.options import Limits
+from speedproof.campaign.records import CampaignLedger, PendingConcern, Recorder, sha256
+from speedproof.campaign.roles_step import Roles
+from speedproof.campaign.stability import check_stability
+from speedproof.campaign.state import Attempt, CampaignState, Redactor, load_state
+from speedproof.discovery import HotFunction
+from speedproof.errors import SpeedproofError
+from speedproof.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.manifest import LoadedManifest
+from speedproof.measure.runner import Sample
+from speedproof.sandbox import Sandbox
+from speedproof.toolchains.base import toolchain_for
+from speedproof.workspace import Terminated, normalise_patch
+
+FINAL_PATCH = "final.patch"
+ORIGIN = "campaign"
+
+
+class View(Protocol):
+    """Where the campaign shows what it does (the terminal, or nothing in a test)."""
+
+    def stage(self, name: str, message: str) -> None: ...
+
+    def sample(self, sample: Sample) -> None: ...
+
+    def say(self, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Everything one campaign works with, opened by `session`."""
+
+    campaign: str
+    loaded: LoadedManifest
+    repo: Path
+    folder: Path
+    sandbox: Sandbox
+    ledger: CampaignLedger
+    provider: Provider
+    provider_name: str
+    limits: Limits
+    stability_check: bool = True
+    cache_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A change ready to judge, with what the candidate event says about it."""
+
+    function: HotFunction
+    answer: OptimizerAnswer
+    patch: str
+    diff_sha256: str
+
+
+class Campaign:
+    def __init__(self, setting: Setting, view: View) -> None:
+        self.s = setting
+        self.view = view
+        self.manifest = setting.loaded.manifest
+        self.rules = self.manifest.rules()
+        self.recorder = Recorder(setting.ledger, setting.campaign)
+        target = {"name": self.manifest.target.name, "language": self.manifest.target.language}
+        self.roles = Roles(setting.provider, setting.provider_name, target, self.recorder)
+        self.redact = Redactor(_holdout_names(setting.loaded))
+        self.toolchain = toolchain_for(self.manifest, setting.sandbox, caches=setting.cache_dir)
+        self.number = 0
+
+    # ----- the whole campaign -------------------------------------------------------------
+
+    def run(self) -> Exit:
+        """Run until an exit condition; errors end it as the "error" exit, Ctrl-C re-raises."""
+        try:
+            found = self._run()
+        except (KeyboardInterrupt, Terminated):
+            self.recorder.flush()
+            self._finish(Exit(exits.INTERRUPTED, "stopped by a signal; --resume continues"))
+            raise
+        except SpeedproofError as exc:
+            self.recorder.flush()
+            found = Exit(exits.ERROR, f"{type(exc).__name__}: {exc}")
+        self._finish(found)
+        return found
+
+    def _run(self) -> Exit:
+        state = self.state()
+        parents.sync_refs(self.s.repo, self.s.campaign, state.base_rev, [c for _, c in state.chain])
+        self._settle(state)
+        unstable = self._stability(self.state())
+        if unstable is not None:
+            return unstable
+        while True:
+            found = exits.check(self.state(), self.s.limits)
+            if found is not None:
+                return found
+            found = self._on_parent(self.state().head)
+            if found is not None:
+                return found
+
+    def state(self) -> CampaignState:
+        return load_state(self.s.ledger, self.s.campaign, self.rules, now=datetime.now(UTC))
+
+    def _finish(self, found: Exit) -> None:
+        state = self.state()
+        final = parents.cumulative_diff(self.s.repo, state.base_rev, state.head)
+        (self.s.folder / FINAL_PATCH).write_text(final, encoding="utf-8", errors="surrogateescape")
+        body = {"condition": found.condition, "message": found.message}
+        if found.escalation:
+            self.s.ledger.add_event(self.s.campaign, "escalation", body)
+        self.s.ledger.add_event(self.s.campaign, "exit", {**body, "escalation": found.escalation})
+
+    # ----- before the first candidate -----------------------------------------------------
+
+    def _stability(self, state: CampaignState) -> Exit | None:
+        body = state.stability
+        if body is None and not self.s.stability_check:
+            body = {"what": "a/a", "verdict": "skipped", "reasons": ["--no-stability-check"]}
+            self.s.ledger.add_event(self.s.campaign, "note", body)
+            self.view.say("A/A check skipped (--no-stability-check)")
+        if body is None:
+            result = check_stability(
+                self.s.loaded,
+                sandbox=self.s.sandbox,
+                repo=self.s.repo,
+                rev=state.base_rev,
+                cache_dir=self.s.cache_dir,
+                progress=self.view.stage,
+                on_sample=self.view.sample,
+            )
+            body = result.to_record()
+            self.s.ledger.add_event(self.s.campaign, "note", body)
+            self.view.say(
+                f"A/A check (base against itself): {result.verdict}, {result.pairs} pairs"
+            )
+        return exits.unstable(body)
+
+    def _settle(self, state: CampaignState) -> None:
+        """Finish what a killed session left: an accept not yet linked, candidates not judged."""
+        pending = state.pending_accept()
+        if pending is not None:
+            self._link(state, pending.candidate_id, pending.diff, pending.hypothesis)
+        for attempt in self.state().unfinished():
+            self._resettle(attempt)
+
+    def _resettle(self, attempt: Attempt) -> None:
+        ledger = self.s.ledger
+        if attempt.needs_finishing:
+            reason = attempt.rejection or "the proposal could not be used"
+            ledger.finish(
+                attempt.candidate_id,
+                verdict="rejected",
+                reasons=[f"named rejection: {reason}"],
+                rests_on=None,
+                lane=None,
+                timings={},
+            )
+            return
+        state = self.state()
+        if attempt.base_rev != state.head:
+            note = {"what": "abandoned", "candidate": attempt.candidate_id}
+            ledger.add_event(self.s.campaign, "note", note)
+            return
+        self.view.say(f"judging candidate #{attempt.candidate_id} again from its recorded diff")
+        event = {
+            "function": attempt.function,
+            "hypothesis": attempt.hypothesis,
+            "rule": attempt.rule,
+            "invalid": False,
+            "diff_sha256": attempt.diff_sha256,
+            "parent": state.head,
+            "review": None
+            if attempt.objected is None
+            else {"recommendation": "reconsider" if attempt.objected else "proceed"},
+            "rejudge_of": attempt.candidate_id,
+        }
+        self.number = len(state.settled()) + 1
+        outcome = self._judged(self._judge(state.head), attempt.diff, event, [])
+        if outcome.verdict.verdict == "accepted":
+            self._link(self.state(), outcome.ledger_id, attempt.diff, attempt.hypothesis)
+
+    # ----- one parent revision ------------------------------------------------------------
+
+    def _on_parent(self, head: str) -> Exit | None:
+        """Iterations against `head` until an accept (None: go on from the new head) or an exit."""
+        self.view.stage("discovery", f"profiling {head[:12]}")
+        with parent_checkout(
+            self.s.loaded,
+            repo=self.s.repo,
+            rev=head,
+            sandbox=self.s.sandbox,
+            toolchain=self.toolchain,
+        ) as parent:
+            self._show_profile(parent)
+            judge = self._judge(parent.rev)
+            while True:
+                state = self.state()
+                found = exits.check(state, self.s.limits)
+                if found is not None:
+                    return found
+                try:
+                    step = self._iteration(state, parent, judge)
+                finally:
+                    self.recorder.flush()
+                if isinstance(step, Exit):
+                    return step
+                if step:
+                    return None
+
+    def _show_profile(self, parent: ParentCheckout) -> None:
+        top = ", ".join(f"{f.name} {f.self_pct:.0f}%" for f in parent.profile.functions[:3])
+        self.view.say(f"hot functions at {parent.rev[:12]}: {top or 'none'}")
+
+    def _judge(self, rev: str) -> Judge:
+        options = JudgeOptions(
+            base=rev, origin=ORIGIN, campaign=self.s.campaign, cache_dir=self.s.cache_dir
+        )
+        return Judge(
+            self.s.loaded,
+            sandbox=self.s.sandbox,
+            ledger=self.s.ledger,
+            options=options,
+            progress=self._stage,
+            on_sample=self.view.sample,
+        )
+
+    def _stage(self, name: str, message: str) -> None:
+        self.view.stage(f"candidate {self.number} {name}", message)
+
+    # ----- one iteration ------------------------------------------------------------------
+
+    def _iteration(self, state: CampaignState, parent: ParentCheckout, judge: Judge) -> Exit | bool:
+        """One proposal to a verdict: an Exit, True after an accept, False otherwise."""
+        self.number = state.spent.candidates + 1
+        hot = parent.hot(state.exhausted(parent.rev))
+        if not hot:
+            return Exit(exits.NOTHING_LEFT, "no hot function is left that a rewrite applies to")
+        self._stage("coordinator", "choosing a function")
+        choice = self.roles.coordinator(
+            [f.view(with_source=True) for f in hot],
+            state.history(self.redact),
+            state.flags(parent.rev),
+        )
+        if choice.nothing_left:
+            return Exit(exits.NOTHING_LEFT, f"the coordinator has nothing left: {choice.rationale}")
+        function = parent.find(choice.function or "", hot)
+        if choice.rejection is not None or function is None:
+            reason = choice.rejection or (
+                f"coordinator-unknown-function: {choice.function!r} is not in the hot list"
+            )
+            self._reject(parent.rev, function="", reason=reason, gate="answer")
+            return False
+        proposal = self._propose(state, parent, function)
+        if proposal is None:
+            return False
+        repeated = exits.repeated(state, function.name, proposal.diff_sha256)
+        if repeated is not None:
+            return repeated
+        outcome = self._review_and_judge(parent, judge, proposal)
+        if outcome.verdict.verdict != "accepted":
+            return False
+        self._link(self.state(), outcome.ledger_id, proposal.patch, proposal.answer.hypothesis)
+        return True
+
+    def _propose(
+        self, state: CampaignState, parent: ParentCheckout, function: HotFunction
+    ) -> Proposal | None:
+        causes = self._causes(state, parent, function)
+        self._stage("optimizer", f"changing {function.name}")
+        try:
+            found = self.roles.optimizer(
+                function=function.view(with_source=True),
+                file={"path": function.file, "source": parent.file_text(function.file)},
+                history=state.history(self.redact),
+                concerns=[self.redact(c) for c in state.concerns],
+                causes=causes,
+            )
+        except NoRuleApplies as exc:
+            rules = list(exc.rules) or ["(any)"]
+            note = {
+                "what": "no-rule",
+                "parent": parent.rev,
+                "function": function.name,
+                "rules": rules,
+                "message": str(exc),
+            }
+            self.s.ledger.add_event(self.s.campaign, "note", note)
+            self.view.say(f"no rewrite for {function.name}: {exc}")
+            return None
+        if found.value is None:
+            reason = found.rejection or "optimizer answer unusable"
+            self._reject(parent.rev, function=function.name, reason=reason, gate="answer")
+            return None
+        answer = cast(OptimizerAnswer, found.value)
+        try:
+            edit = answer_to_patch(
+                answer,
+                worktree=parent.worktree,
+                target_rel=parent.target_rel,
+                language=self.manifest.target.language,
+            )
+        except EditRejected as exc:
+            self._reject(
+                parent.rev,
+                function=function.name,
+                reason=f"edit {exc}",
+                gate="edit",
+                answer=answer,
+            )
+            return None
+        patch = normalise_patch(edit.patch)
+        return Proposal(function, answer, patch, sha256(patch))
+
+    def _causes(
+        self, state: CampaignState, parent: ParentCheckout, function: HotFunction
+    ) -> list[dict[str, Any]]:
+        """The analyst's causes for `function` at this parent: asked once, then remembered."""
+        known = state.causes.get((parent.rev, function.name))
+        if known is not None:
+            return known
+        self._stage("analyst", f"naming causes in {function.name}")
+        causes, rejection = self.roles.analyst(function.view(with_source=True))
+        note = {
+            "what": "causes",
+            "parent": parent.rev,
+            "function": function.name,
+            "causes": causes,
+            "rejection": rejection,
+        }
+        self.s.ledger.add_event(self.s.campaign, "note", note)
+        return causes
+
+    def _review_and_judge(
+        self, parent: ParentCheckout, judge: Judge, proposal: Proposal
+    ) -> Outcome:
+        answer = proposal.answer
+        self._stage("reviewer", "arguing against the change")
+        review = self.roles.reviewer(
+            diff=proposal.patch,
+            function=proposal.function.view(with_source=True),
+            hypothesis=answer.hypothesis,
+        )
+        concerns: list[PendingConcern] = []
+        summary = None
+        if review.value is not None:
+            reviewed = cast(ReviewerAnswer, review.value)
+            concerns = [PendingConcern(c.severity, c.text) for c in reviewed.concerns]
+            summary = {
+                "recommendation": reviewed.recommendation,
+                "concerns": [c.severity for c in reviewed.concerns],
+            }
+        event = {
+            "function": proposal.function.name,
+            "hypothesis": answer.hypothesis,
+            "rule": answer.rule,
+            "invalid": False,
+            "diff_sha256": proposal.diff_sha256,
+            "parent": parent.rev,
+            "review": summary,
+            "review_rejection": review.rejection,
+            "rejudge_of": None,
+        }
+        return self._judged(judge, proposal.patch, event, concerns)
+
+    def _judged(
+        self, judge: Judge, patch: str, event: dict[str, Any], concerns: list[PendingConcern]
+    ) -> Outcome:
+        self.recorder.expect_candidate(event, concerns)
+        outcome = judge.judge(patch)
+        verdict = outcome.verdict
+        reason = verdict.reasons[0] if verdict.reasons else ""
+        self.view.say(
+            f"candidate {self.number} (#{outcome.ledger_id}) {event['function']}"
+            + (f" [{event['rule']}]" if event.get("rule") else "")
+            + f": {verdict.verdict.upper()} - {reason}"
+        )
+        return outcome
+
+    def _reject(
+        self,
+        parent_rev: str,
+        *,
+        function: str,
+        reason: str,
+        gate: str,
+        answer: OptimizerAnswer | None = None,
+    ) -> None:
+        """A named rejection: the proposal is recorded as a candidate that was never judged."""
+        diff = (answer.diff or "") if answer is not None and answer.kind == "diff" else ""
+        event = {
+            "function": function,
+            "hypothesis": answer.hypothesis if answer is not None else "",
+            "rule": answer.rule if answer is not None else None,
+            "invalid": True,
+            "diff_sha256": sha256(diff),
+            "parent": parent_rev,
+            "review": None,
+            "rejudge_of": None,
+        }
+        self.recorder.expect_candidate(event, [])
+        ledger = self.s.ledger
+        candidate_id = ledger.start_candidate(
+            origin=ORIGIN,
+            campaign=self.s.campaign,
+            target=self.manifest.target.name,
+            repo=self.s.repo,
+            base_rev=parent_rev,
+            patch_sha256=sha256(diff),
+            diff=diff,
+            sandbox=self.s.sandbox.name,
+            facts={"rejection": reason, "gate": gate},
+        )
+        ledger.add_gate(candidate_id, gate, False, 0.0, {"reasons": [reason]})
+        ledger.finish(
+            candidate_id,
+            verdict="rejected",
+            reasons=[f"named rejection: {reason}"],
+            rests_on=None,
+            lane=None,
+            timings={},
+        )
+        self.view.say(f"candidate {self.number} (#{candidate_id}): REJECTED (named) - {reason}")
+
+    # ----- the accepted chain -------------------------------------------------------------
+
+    def _link(self, state: CampaignState, candidate_id: int, patch: str, hypothesis: str) -> None:
+        """Make an accepted candidate the next parent: a commit, the refs, the event."""
+        parent = state.head
+        index = len(state.chain) + 1
+        message = (
+            f"speedproof campaign {self.s.campaign}: candidate {candidate_id}\n\n{hypothesis}\n"
+        )
+        commit = parents.commit_candidate(self.s.repo, parent, patch, message)
+        parents.record_link(self.s.repo, self.s.campaign, index, commit)
+        self.s.ledger.add_event(
+            self.s.campaign,
+            "accepted",
+            {"commit": commit, "parent": parent, "index": index},
+            candidate_id=candidate_id,
+        )
+        final = parents.cumulative_diff(self.s.repo, state.base_rev, commit)
+        (self.s.folder / FINAL_PATCH).write_text(final, encoding="utf-8", errors="surrogateescape")
+        self.view.say(
+            f"accepted #{candidate_id} is now the parent: {parents.ref(self.s.campaign, 'head')}"
+            f" = {commit[:12]}"
+        )
+
+
+def _holdout_names(loaded: LoadedManifest) -> tuple[str, ...]:
+    """Holdout workload ids and their input files (paths and bare names): never shown."""
+    names: list[str] = []
+    for workload in loaded.manifest.workloads:
+        if workload.tier != "holdout":
+            continue
+        names.append(workload.id)
+        for file in [*workload.files, *([workload.stdin] if workload.stdin else [])]:
+            names.extend([file, Path(file).name])
+    return tuple(dict.fromkeys(n for n in names if n))
+
+
+def describe(found: Exit) -> str:
+    kind = "ESCALATION" if found.escalation else "exit"
+    return f"{kind}: {found.condition}: {found.message}"

@@ -1,0 +1,125 @@
+"""The A/A check a campaign runs before its first candidate: the base against itself.
+
+Two checkouts of the base revision are built, their behaviour compared, and then measured
+against each other exactly as a candidate would be (`SequentialMeasurement`, the manifest's
+schedule, `policy.decide`), as `speedproof calibrate`'s a/a trial does. Identical code must come
+out inconclusive; an accept or a reject means this benchmark, on this machine, produces
+verdicts that are not about the code, and the campaign stops before spending anything on
+proposals. Output that differs between the two checkouts is the same finding, earlier.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from speedproof.errors import InfrastructureError
+from speedproof.gates.behaviour import check_behaviour
+from speedproof.manifest import LoadedManifest
+from speedproof.measure.runner import Sample
+from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
+from speedproof.policy import decide
+from speedproof.program import Program, Side
+from speedproof.sandbox import Sandbox
+from speedproof.toolchains.base import BuildResult, Tree, toolchain_for
+from speedproof.workspace import worktree
+
+Progress = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class Stability:
+    """What the A/A check came to: `verdict` is a policy verdict, or "behaviour-differs"."""
+
+    verdict: str
+    reasons: tuple[str, ...]
+    looks: int
+    pairs: int
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "what": "a/a",
+            "verdict": self.verdict,
+            "reasons": list(self.reasons),
+            "looks": self.looks,
+            "pairs": self.pairs,
+        }
+
+
+def check_stability(
+    loaded: LoadedManifest,
+    *,
+    sandbox: Sandbox,
+    repo: Path,
+    rev: str,
+    cache_dir: Path | None = None,
+    progress: Progress,
+    on_sample: Callable[[Sample], None] | None = None,
+) -> Stability:
+    manifest = loaded.manifest
+    toolchain = toolchain_for(manifest, sandbox, caches=cache_dir)
+    target_rel = loaded.root.resolve().relative_to(repo)
+    with _checkouts(repo, rev, target_rel) as trees:
+        progress("a/a", "building the base revision twice")
+        programs = {side: _built(toolchain.build, tree) for side, tree in trees.items()}
+        behaviour = check_behaviour(
+            programs["baseline"],
+            programs["candidate"],
+            manifest.workloads,
+            manifest.behaviour,
+            prefix=manifest.target.prefix,
+            sandbox=sandbox,
+            timeout_for=lambda w: w.timeout_s,
+        )
+        if behaviour.status == "infrastructure":
+            raise InfrastructureError("; ".join(behaviour.infrastructure_problems()))
+        if not behaviour.matches:
+            differences = behaviour.candidate_differences() or tuple(behaviour.detail())
+            return Stability("behaviour-differs", tuple(differences), 0, 0)
+        progress("a/a", "measuring the base revision against itself")
+        measurement = SequentialMeasurement(
+            manifest=manifest,
+            sandbox=sandbox,
+            programs=programs,
+            checks=behaviour.check_for,
+            schedule=schedule_for(manifest),
+            sinks=Sinks(sample=_sampler(on_sample), progress=progress),
+        )
+        evidence = measurement.run()
+    verdict = decide(evidence, manifest.rules())
+    pairs = max(
+        (c.n for c in evidence.comparisons if c.tier == "representative"),
+        default=0,
+    )
+    return Stability(verdict.verdict, verdict.reasons, evidence.look, pairs)
+
+
+def _sampler(on_sample: Callable[[Sample], None] | None) -> Callable[[int, str, Sample], None]:
+    def sink(series: int, workload: str, sample: Sample) -> None:
+        if on_sample is not None:
+            on_sample(sample)
+
+    return sink
+
+
+def _built(build: Callable[[Tree], BuildResult], tree: Tree) -> Program:
+    result = build(tree)
+    if not result.ok or result.program is None:
+        raise InfrastructureError(f"the base revision does not build:\n{result.log[-2000:]}")
+    return replace(result.program, side=tree.side)
+
+
+@contextmanager
+def _checkouts(repo: Path, rev: str, target_rel: Path) -> Iterator[dict[Side, Tree]]:
+    with ExitStack() as stack:
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="speedproof-")))
+        trees: dict[Side, Tree] = {}
+        sides: tuple[Side, ...] = ("baseline", "candidate")
+        for side in sides:
+            top = stack.enter_context(worktree(repo, rev)).path
+            trees[side] = Tree(side, top, top / target_rel, scratch / side)
+        yield trees
