@@ -50,15 +50,15 @@ from rule_evaluation import (
     rules_for,
     stream_from_json,
 )
-from speedproof.calibration.inject import add_slowdown, slowdown_for_win
-from speedproof.calibration.trials import PILOT_RUNS
+from speedproof.calibration.inject import add_slowdown
+from speedproof.calibration.sizing import Sizing, size_wins
 from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.manifest import Manifest, Workload, load_manifest
 from speedproof.measure.environment import contended, describe_environment
 from speedproof.measure.readings import TIMED_METRICS
-from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs, run_invocation
+from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs
 from speedproof.program import Invocation, Program, Side
 from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.stats import Schedule
@@ -198,25 +198,6 @@ def _built(manifest: Manifest, sandbox: Sandbox, tree: Tree) -> Program:
     return result.program
 
 
-def pilot(bench: Bench, program: Program) -> dict[str, float]:
-    """Median wall of each representative workload over PILOT_RUNS runs, as calibrate sizes."""
-    prefix = tuple(bench.manifest.target.prefix)
-    medians = {}
-    for workload in bench.manifest.workloads:
-        if workload.tier != "representative":
-            continue
-        walls = [
-            run_invocation(
-                Invocation(program, workload, prefix),
-                sandbox=bench.sandbox,
-                timeout_s=workload.timeout_s,
-            ).wall_s
-            for _ in range(PILOT_RUNS)
-        ]
-        medians[workload.id] = statistics.median(walls)
-    return medians
-
-
 @contextmanager
 def prepared(
     args: argparse.Namespace, setup: dict[str, Any] | None
@@ -239,7 +220,7 @@ def prepared(
             )
         rev = resolve_rev(repo, "HEAD")
         trees: dict[str, Tree] = {}
-        for name in ("base", "copy", *(f"win {w:g} %" for w in wins)):
+        for name in ("base", "copy", "probe", *(f"win {w:g} %" for w in wins)):
             top = stack.enter_context(worktree(repo, rev)).path
             side: Side = "candidate" if name == "copy" else "baseline"
             trees[name] = Tree(side, top, top, scratch / "out" / name.replace(" ", "-"))
@@ -247,30 +228,26 @@ def prepared(
         for name in ("base", "copy"):
             bench.programs[name] = _built(manifest, sandbox, trees[name])
         if setup is None:
-            walls = pilot(bench, bench.programs["base"])
-            shortest = min(walls.values())
-            setup = _setup(args, bench, walls, {w: slowdown_for_win(w, shortest) for w in wins})
+            toolchain = toolchain_for(manifest, sandbox)
+            sizing = size_wins(
+                manifest, sandbox, toolchain, bench.programs["base"], trees["probe"], wins
+            )
+            setup = _setup(args, bench, sizing)
         for win in wins:
             label = f"win {win:g} %"
-            add_slowdown(manifest, trees[label].root, float(setup["slowdowns_s"][f"{win:g}"]))
+            add_slowdown(manifest, trees[label].root, int(setup["iterations"][f"{win:g}"]))
             bench.programs[label] = _built(manifest, sandbox, trees[label])
         yield bench, setup
 
 
-def _setup(
-    args: argparse.Namespace, bench: Bench, walls: dict[str, float], slowdowns: dict[float, float]
-) -> dict[str, Any]:
+def _setup(args: argparse.Namespace, bench: Bench, sizing: Sizing) -> dict[str, Any]:
     return {
         "type": "setup",
         "example": args.example,
         "workloads": [w.id for w in bench.workloads],
         "max_pairs": args.max_pairs,
-        "pilot_median_s": walls,
-        "slowdowns_s": {f"{w:g}": s for w, s in slowdowns.items()},
-        "expected_win_pct": {
-            f"{w:g}": {wid: 100.0 * s / (wall + s) for wid, wall in walls.items()}
-            for w, s in slowdowns.items()
-        },
+        "sizing": sizing.to_json(),
+        "iterations": {f"{w:g}": n for w, n in sizing.iterations.items()},
         "command": command_line(),
         "machine": describe_environment().as_dict(),
     }
@@ -350,7 +327,7 @@ def check_resumable(setup: dict[str, Any], args: argparse.Namespace) -> None:
                 f"{args.out} was recorded with {key}={setup.get(key)!r}; this run asks for "
                 f"{value!r}: give another --out"
             )
-    missing = [f"{w:g}" for w in _wins(args.wins) if f"{w:g}" not in setup["slowdowns_s"]]
+    missing = [f"{w:g}" for w in _wins(args.wins) if f"{w:g}" not in setup["iterations"]]
     if missing:
         raise SystemExit(f"{args.out} has no slowdown for win(s) {', '.join(missing)} %")
 
@@ -454,9 +431,7 @@ def measure_all(args: argparse.Namespace) -> None:
     with prepared(args, setup) as (bench, setup):
         if not recorded:
             append(args.out, setup)
-        print(f"pilot medians (s): {setup['pilot_median_s']}")
-        print(f"injected slowdowns (s): {setup['slowdowns_s']}")
-        print(f"expected win per workload (%): {setup['expected_win_pct']}", flush=True)
+        print(f"sizing of the injected wins: {setup['sizing']}", flush=True)
         lines = [t for t in done if t["trial"] in {p.trial for p in planned}]
         todo = [p for p in planned if p.trial not in recorded]
         print(f"{len(lines)} trial(s) already recorded, {len(todo)} to measure", flush=True)

@@ -19,9 +19,8 @@ from speedproof.calibration.inject import (
     NULL_COMMENT,
     add_null_change,
     add_slowdown,
-    slowdown_for_win,
+    extra_for_win,
 )
-from speedproof.calibration.trials import CalibrateOptions, Calibration
 from speedproof.cli import app
 from speedproof.evaluate import Judge, JudgeOptions
 from speedproof.examples import find_examples, materialise
@@ -40,10 +39,10 @@ def logstat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoadedManifest
 
 
 def test_a_known_win_needs_a_wait_of_w_p_over_one_minus_p() -> None:
-    assert slowdown_for_win(10.0, 0.9) == pytest.approx(0.1)
-    assert slowdown_for_win(50.0, 0.2) == pytest.approx(0.2)
+    assert extra_for_win(10.0, 0.9) == pytest.approx(0.1)
+    assert extra_for_win(50.0, 0.2) == pytest.approx(0.2)
     with pytest.raises(ValueError, match="strictly between 0 and 100"):
-        slowdown_for_win(100.0, 1.0)
+        extra_for_win(100.0, 1.0)
 
 
 PYTHON_TARGET = """
@@ -65,34 +64,14 @@ def test_a_python_slowdown_goes_after_the_docstring_and_future_imports(tmp_path:
     main = tmp_path / "pkg" / "__main__.py"
     main.parent.mkdir()
     main.write_text('"""Doc."""\nfrom __future__ import annotations\nprint("hi")\n')
-    add_slowdown(manifest, tmp_path, 0.25)
+    add_slowdown(manifest, tmp_path, 250_000)
     lines = main.read_text().splitlines()
     assert lines[:2] == ['"""Doc."""', "from __future__ import annotations"]
-    assert "import time as _speedproof_time" in lines[2]
-    assert "+ 0.25" in main.read_text()
+    assert lines[2] == "_speedproof_spin = 0"
+    assert "range(250000)" in lines[3]
     compile(main.read_text(), str(main), "exec")
     add_null_change(manifest, tmp_path)
     assert main.read_text().endswith(f"# {NULL_COMMENT}\n")
-
-
-def test_calibrate_runs_a_a_null_and_win_trials_and_keeps_the_table(
-    logstat: LoadedManifest, tmp_path: Path
-) -> None:
-    report = Calibration(
-        logstat,
-        sandbox=make_sandbox(),
-        options=CalibrateOptions(trials=1, win_pct=40.0, pairs=10),
-    ).run()
-    summary = {s.kind: s for s in report.summary()}
-    assert set(summary) == {"a/a", "null", "win"}
-    assert summary["a/a"].false_accepts == 0
-    assert summary["null"].false_accepts == 0
-    assert summary["win"].accepted == 1
-    assert all(t.pairs == 10 for t in report.trials)
-    assert report.win["slowdown_s"] > 0
-    data = report.to_json()
-    assert data["machine"]["cpu_model"] and "governor" in data["machine"]
-    assert json.loads(json.dumps(data)) == data
 
 
 def test_the_calibrate_command_prints_json_and_writes_the_ledger(
@@ -108,7 +87,7 @@ def test_the_calibrate_command_prints_json_and_writes_the_ledger(
             "--trials",
             "1",
             "--pairs",
-            "8",
+            "10",
             "--win",
             "40",
             "--ledger",
@@ -118,7 +97,16 @@ def test_the_calibrate_command_prints_json_and_writes_the_ledger(
     )
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
-    assert {row["kind"] for row in printed["summary"]} == {"a/a", "null", "win"}
+    summary = {row["kind"]: row for row in printed["summary"]}
+    assert set(summary) == {"a/a", "null", "win"}
+    assert summary["a/a"]["false_accepts"] == 0
+    assert summary["null"]["false_accepts"] == 0
+    assert summary["win"]["accepted"] == 1 and summary["win"]["false_accepts"] is None
+    assert all(trial["pairs"] == 10 for trial in printed["trials"])
+    sizing = printed["win"]["sizing"]
+    assert sizing["probe_wall_s"] > sizing["base_wall_s"]
+    assert sizing["iterations"]["40"] > 0
+    assert printed["machine"]["cpu_model"] and "governor" in printed["machine"]
     with Ledger.in_folder(ledger) as book:
         (event,) = book.events(None, "calibration")
     assert event["body"]["summary"] == printed["summary"]

@@ -17,6 +17,9 @@ from typing import Any
 
 import pytest
 
+from speedproof.advisor import AdvisorFlags, CauseFlag, FunctionFlags, Gates, Hazard, HazardReview
+from speedproof.advisor.records import record_causes, record_hazards
+from speedproof.discovery import HotFunction
 from speedproof.errors import InfrastructureError
 from speedproof.evaluate import Judge, JudgeOptions
 from speedproof.evidence import Comparison
@@ -741,3 +744,148 @@ def test_a_round_measured_again_is_kept_apart_from_the_judged_samples(tmp_path: 
     assert walls.left_out_candidate == pytest.approx([500.0] * 3)
     assert walls.series == 3
     assert "baseline\\u003cbr\\u003e(left out)" in write_report(tmp_path).html.read_text()
+
+
+# ----- the advisor and the explorer ---------------------------------------------------------
+
+
+def _hot(name: str, self_pct: float) -> HotFunction:
+    return HotFunction(name, "textstat/report.py", 1, 3, self_pct, self_pct, 10, "def f():\n")
+
+
+def _advise(ledger: Ledger, candidate: int) -> None:
+    """What a campaign with `--analyst advisor --reviewer advisor --explorer` writes."""
+    top, render = "textstat.report.top_words", "textstat.report.render"
+    flags = AdvisorFlags(
+        model="static-v1",
+        baseline="b" * 64,
+        gates=Gates().to_record(),
+        functions=(
+            FunctionFlags(
+                top,
+                40.0,
+                (
+                    CauseFlag(top, "superlinear", 0.93, 2.41, "flagged", None, ("sorts all",)),
+                    CauseFlag(
+                        top, "unbuffered_io", 0.88, 1.7, "flagged", "reads and writes no file"
+                    ),
+                    CauseFlag(top, "allocation", 0.2, -0.3, "below-both"),
+                ),
+            ),
+            FunctionFlags(
+                render, 50.0, (CauseFlag(render, "allocation", 0.1, -0.5, "below-both"),)
+            ),
+        ),
+    )
+    record_causes(ledger, CAMPAIGN, flags, [_hot(render, 50.0), _hot(top, 40.0)], parent="a" * 40)
+    review = HazardReview(
+        "static-v1",
+        top,
+        (
+            Hazard("changed_ordering", 0.95, 3.2, "flagged", ("ties may reorder",)),
+            Hazard("ignored_error", 0.05, -0.3, "below-both"),
+        ),
+    )
+    record_hazards(ledger, CAMPAIGN, candidate, review)
+    proposals = {
+        "what": "proposals",
+        "parent": "a" * 40,
+        "rejection": None,
+        "proposals": [
+            {
+                "id": "bigrams",
+                "args": ["--ngram", "2"],
+                "rationale": "the n-gram path",
+                "accepted": True,
+                "reason": None,
+            },
+            {
+                "id": "peek",
+                "args": ["data/secret.txt"],
+                "rationale": "more input",
+                "accepted": False,
+                "reason": "data/secret.txt is a holdout workload's input",
+            },
+        ],
+        "accepted": [{"id": "bigrams", "args": ["--ngram", "2"], "files": [], "timeout_s": 30}],
+    }
+    _event(ledger, "explorer", proposals)
+    profiled = {
+        "what": "profiled",
+        "parent": "a" * 40,
+        "workloads": ["novel", "bigrams"],
+        "extra": ["bigrams"],
+        "dropped": [],
+    }
+    _event(ledger, "explorer", profiled)
+
+
+def test_the_advisor_section_shows_flags_vetoes_and_hazards_and_the_explorers_proposals(
+    tmp_path: Path,
+) -> None:
+    built = build_campaign_ledger(tmp_path)
+    first = built.accepted[0]
+    with Ledger.in_folder(tmp_path) as ledger:
+        _advise(ledger, first)
+    data = load_report(tmp_path)
+    campaign = data.campaigns[0]
+    (parent,) = campaign.advisor
+    assert (parent.parent, parent.parent_candidate, parent.model) == ("a" * 40, None, "static-v1")
+    # In the order of the score: top_words 40 x (0.25 + 0.75 x 0.93) beats render 50 x 0.25.
+    top, render = parent.functions
+    assert (top.function, top.rank, render.rank) == ("textstat.report.top_words", 1, 2)
+    assert top.score == pytest.approx(37.9)
+    assert [(c.cause, c.probability, c.z) for c in top.flagged] == [("superlinear", 0.93, 2.41)]
+    assert [(c.cause, c.veto) for c in top.vetoed] == [
+        ("unbuffered_io", "reads and writes no file")
+    ]
+    by_id = {c.id: c for c in campaign.candidates}
+    review = by_id[first].advisor
+    assert review is not None and (review.asked, review.model) == (2, "static-v1")
+    assert [(h.hazard, h.probability, h.z) for h in review.flagged] == [
+        ("changed_ordering", 0.95, 3.2)
+    ]
+    assert by_id[built.guarded].advisor is None
+    assert [c.source for c in by_id[first].concerns] == ["reviewer", "advisor"]
+    exploration = campaign.explorer
+    assert exploration is not None
+    assert [(p.id, p.accepted) for p in exploration.proposals] == [
+        ("bigrams", True),
+        ("peek", False),
+    ]
+    assert exploration.profiles[0].extra == ["bigrams"]
+
+    paths = write_report(tmp_path)
+    md = paths.markdown.read_text()
+    advisor = md.split("### Advisor", 1)[1].split("\n### ", 1)[0]
+    assert "#### Parent `aaaaaaaaaaaa` (base), advisor `static-v1`" in md
+    assert (
+        "| 1 | `textstat.report.top_words` | 40.0% | 37.90 | "
+        "superlinear (p 0.93, z +2.4): sorts all |" in advisor
+    )
+    assert "unbuffered_io (p 0.88, z +1.7) vetoed: reads and writes no file" in advisor
+    assert (
+        "Advisor hazards (`static-v1`, 2 questions about the diff): "
+        "changed_ordering (p 0.95, z +3.2)" in md
+    )
+    assert "- **high** (advisor): advisor: the order of output may change: P(yes) 0.95" in md
+    explorer = md.split("### Explorer", 1)[1].split("\n### ", 1)[0]
+    assert (
+        '| `peek` | `["data/secret.txt"]` | **refused** | '
+        "data/secret.txt is a holdout workload's input |" in explorer
+    )
+    assert "profiled at `aaaaaaaaaaaa`: novel, bigrams (explorer: bigrams)" in explorer
+    html = paths.html.read_text()
+    for heading in ("Explorer", "Advisor"):
+        assert f"<h3>{heading}</h3>" in html
+    assert "<h4>Advisor hazards</h4>" in html and "vetoed, reads and writes no file" in html
+    assert ReportData.model_validate_json(paths.json.read_text()).campaigns[0].advisor == [parent]
+
+
+def test_an_advisor_event_that_is_not_what_its_writer_records_is_a_named_error(
+    tmp_path: Path,
+) -> None:
+    with Ledger.in_folder(tmp_path) as ledger:
+        _event(ledger, "advisor", {"what": "causes", "parent": "a" * 40, "model": "static-v1"})
+    with pytest.raises(InfrastructureError, match=r"advisor event .* KeyError: 'functions'"):
+        load_report(tmp_path)

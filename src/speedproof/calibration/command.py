@@ -56,9 +56,11 @@ def render_report(report: CalibrationReport, console: Console) -> None:
     if win["kind"] == "patch":
         console.print("win trials: the candidate is the --win patch against the base revision.")
     else:
+        sizing = win["sizing"]
+        (iterations,) = sizing["iterations"].values()
         console.print(
-            f"win trials: a {win['win_pct']:g}% win, made by a {win['slowdown_s'] * 1000:.1f} ms "
-            "busy wait injected into the baseline at start."
+            f"win trials: a {win['win_pct']:g}% win on {sizing['workload']}, made by a busy loop "
+            f"of {iterations:,} iterations injected into the baseline at start."
         )
     schedule = report.schedule
     console.print(

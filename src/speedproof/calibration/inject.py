@@ -4,12 +4,16 @@ A null patch adds a comment to the program's entry file: it goes through the bui
 candidate and changes nothing a workload can see, so any verdict other than "not accepted" on it
 is the rule's error.
 
-A known slowdown is a busy wait of a chosen duration at program start, in the target's own
-language, so the toolchain builds it like any other code. Measuring the slowed build as the
-baseline and the untouched build as the candidate gives a candidate with a known win: with a
-wait of D seconds on a workload of W seconds, the candidate is D / (W + D) faster. The wait is
-a busy loop on the monotonic clock (not a sleep): it costs CPU time as well as wall time, like
-real slow code, and its length does not depend on the machine's speed.
+A known slowdown is a busy loop of a chosen number of iterations at program start, in the
+target's own language, so the toolchain builds it like any other code. Measuring the slowed
+build as the baseline and the untouched build as the candidate gives a candidate with a known
+win: with D seconds of extra work on a workload of W seconds, the candidate is D / (W + D)
+faster. The loop is CPU work, not a wait on the clock: when the machine is busier, the loop
+slows down with the program's own work, so the win stays the same share, as a real win in the
+program's code would. (A loop timed on the clock was tried first: on a machine whose load rose
+from 2 to 4 during a benchmark, a wait sized for a 5 % win on a 36 ms workload measured as a
+3.9 % win, because the workload slowed down and the wait did not.) `sizing.py` turns a wanted
+win into a number of iterations by measuring a probe build.
 
 Command targets (any build system) cannot be rewritten generically; calibrate asks for a known
 win patch there instead.
@@ -71,22 +75,22 @@ def add_null_change(manifest: Manifest, target_root: Path) -> Path:
     return path
 
 
-def add_slowdown(manifest: Manifest, target_root: Path, seconds: float) -> Path:
-    """Make the program busy-wait `seconds` when it starts; returns the file written."""
-    if seconds <= 0:
-        raise ValueError(f"a slowdown must last a positive time, got {seconds!r} s")
+def add_slowdown(manifest: Manifest, target_root: Path, iterations: int) -> Path:
+    """Make the program spin `iterations` times when it starts; returns the file written."""
+    if iterations <= 0:
+        raise ValueError(f"a slowdown needs a positive number of iterations, got {iterations!r}")
     if manifest.target.language == "go":
-        return _go_slowdown(manifest, target_root, seconds)
+        return _go_slowdown(manifest, target_root, iterations)
     path = entry_file(manifest, target_root)
     module = cst.parse_module(path.read_text(encoding="utf-8"))
-    wait = cst.parse_module(
-        "import time as _speedproof_time\n"
-        f"_speedproof_until = _speedproof_time.perf_counter() + {seconds!r}\n"
-        "while _speedproof_time.perf_counter() < _speedproof_until:\n"
-        "    pass\n"
+    # The running value is kept small and used, so no optimizer can drop the loop.
+    spin = cst.parse_module(
+        "_speedproof_spin = 0\n"
+        f"for _speedproof_i in range({iterations}):\n"
+        "    _speedproof_spin = (_speedproof_spin + _speedproof_i) & 0xFFFF\n"
     ).body
     at = _after_header(module)
-    body = [*module.body[:at], *wait, *module.body[at:]]
+    body = [*module.body[:at], *spin, *module.body[at:]]
     path.write_text(module.with_changes(body=body).code, encoding="utf-8")
     return path
 
@@ -110,19 +114,21 @@ def _is_future(node: cst.ImportFrom) -> bool:
     return isinstance(node.module, cst.Name) and node.module.value == "__future__"
 
 
-def _go_slowdown(manifest: Manifest, target_root: Path, seconds: float) -> Path:
+def _go_slowdown(manifest: Manifest, target_root: Path, iterations: int) -> Path:
     folder = target_root / manifest.target.package
     package = _go_package(entry_file(manifest, target_root))
-    nanoseconds = round(seconds * 1e9)
     path = folder / GO_SLOWDOWN_FILE
     path.write_text(
         f"package {package}\n\n"
-        'import "time"\n\n'
-        "// A known slowdown that speedproof calibrate injects: a busy wait at start.\n"
+        "// A known slowdown that speedproof calibrate injects: a busy loop at start. The result\n"
+        "// goes to a package variable, so the compiler cannot drop the loop.\n"
+        "var speedproofSpin int\n\n"
         "func init() {\n"
-        f"\tuntil := time.Now().Add({nanoseconds} * time.Nanosecond)\n"
-        "\tfor time.Now().Before(until) {\n"
+        "\ts := 0\n"
+        f"\tfor i := 0; i < {iterations}; i++ {{\n"
+        "\t\ts = (s + i) & 0xFFFF\n"
         "\t}\n"
+        "\tspeedproofSpin = s\n"
         "}\n",
         encoding="utf-8",
     )
@@ -137,8 +143,8 @@ def _go_package(source: Path) -> str:
     raise InjectionError(f"{source} has no package clause")
 
 
-def slowdown_for_win(win_pct: float, baseline_wall_s: float) -> float:
-    """The wait that makes the untouched build `win_pct` % faster than the slowed one.
+def extra_for_win(win_pct: float, baseline_wall_s: float) -> float:
+    """The extra work (seconds) that makes the untouched build `win_pct` % faster.
 
     The candidate is faster by D / (W + D); solving D / (W + D) = p gives D = W p / (1 - p).
     """

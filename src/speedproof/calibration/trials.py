@@ -8,7 +8,7 @@ same `SequentialMeasurement`, the same schedule, the same policy):
 - `null`: the base revision against a build with a null change (a comment in the entry file).
 - `win`: a known win: the base revision as the candidate against a build slowed by a busy wait
   sized so that the candidate is `win_pct` % faster on the shortest representative workload
-  (`inject.slowdown_for_win`), or a user's patch. The acceptance rate is the power, and the
+  (`sizing.size_wins`), or a user's patch. The acceptance rate is the power, and the
   pairs used say how quickly it gets there.
 
 Trials run interleaved (a/a, null, win, a/a, …) so that a drift of the machine over the run
@@ -25,15 +25,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from speedproof.calibration.inject import add_null_change, add_slowdown, slowdown_for_win
+from speedproof.calibration.inject import add_null_change, add_slowdown
+from speedproof.calibration.sizing import size_wins
 from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
-from speedproof.manifest import LoadedManifest, Workload
+from speedproof.manifest import LoadedManifest
 from speedproof.measure.environment import describe_environment
-from speedproof.measure.runner import run_invocation
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.policy import decide
-from speedproof.program import Invocation, Program, Side
+from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox
 from speedproof.stats import Schedule
 from speedproof.toolchains.base import Tree, toolchain_for
@@ -47,8 +47,6 @@ from speedproof.workspace import (
 
 TrialKind = Literal["a/a", "null", "win"]
 KINDS: tuple[TrialKind, ...] = ("a/a", "null", "win")
-# Runs of each representative workload that size the injected slowdown.
-PILOT_RUNS = 5
 Progress = Callable[[str, str], None]
 
 
@@ -185,11 +183,22 @@ class Calibration:
     def run(self) -> CalibrationReport:
         with self._checkouts() as trees:
             builds = self._build(trees)
-            slowdown_s = 0.0
+            sizing: dict[str, Any] | None = None
             if self.options.win_patch is None:
-                slowdown_s = self._pilot(builds.programs["base"])
-                add_slowdown(self.manifest, trees["slowed"].root, slowdown_s)
+                self.progress("pilot", "sizing the known win with a probe build")
+                found = size_wins(
+                    self.manifest,
+                    self.sandbox,
+                    self.toolchain,
+                    builds.programs["base"],
+                    trees["probe"],
+                    [self.options.win_pct],
+                )
+                add_slowdown(
+                    self.manifest, trees["slowed"].root, found.iterations[self.options.win_pct]
+                )
                 builds.programs["slowed"] = self._built(trees["slowed"])
+                sizing = found.to_json()
             self._check_behaviour(builds)
             trials = [
                 self._trial(kind, index, builds)
@@ -207,7 +216,7 @@ class Calibration:
             win={
                 "kind": "patch" if self.options.win_patch else "injected slowdown",
                 "win_pct": None if self.options.win_patch else self.options.win_pct,
-                "slowdown_s": slowdown_s or None,
+                "sizing": sizing,
             },
             trials=tuple(trials),
             sandbox=self.sandbox.name,
@@ -218,7 +227,13 @@ class Calibration:
 
     @contextmanager
     def _checkouts(self) -> Iterator[dict[str, Tree]]:
-        names = ("base", "copy", "null", "slowed" if self.options.win_patch is None else "won")
+        injected = ("slowed", "probe")
+        names = (
+            "base",
+            "copy",
+            "null",
+            *(injected if self.options.win_patch is None else ("won",)),
+        )
         with ExitStack() as stack:
             scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="speedproof-")))
             trees: dict[str, Tree] = {}
@@ -234,7 +249,11 @@ class Calibration:
     def _build(self, trees: dict[str, Tree]) -> _Builds:
         self.progress("build", f"building {len(trees)} checkouts once")
         return _Builds(
-            {name: self._built(tree) for name, tree in trees.items() if name != "slowed"}
+            {
+                name: self._built(tree)
+                for name, tree in trees.items()
+                if name not in ("slowed", "probe")
+            }
         )
 
     def _built(self, tree: Tree) -> Program:
@@ -244,27 +263,6 @@ class Calibration:
                 f"the {tree.side} checkout does not build:\n{result.log[-2000:]}"
             )
         return result.program
-
-    def _pilot(self, program: Program) -> float:
-        """The wait for the requested win, sized on the shortest representative workload."""
-        prefix = tuple(self.manifest.target.prefix)
-        medians = []
-        for workload in self._representative():
-            walls = [
-                run_invocation(
-                    Invocation(program, workload, prefix),
-                    sandbox=self.sandbox,
-                    timeout_s=workload.timeout_s,
-                ).wall_s
-                for _ in range(PILOT_RUNS)
-            ]
-            medians.append(statistics.median(walls))
-        shortest = min(medians)
-        self.progress("pilot", f"shortest representative workload: {shortest * 1000:.1f} ms")
-        return slowdown_for_win(self.options.win_pct, shortest)
-
-    def _representative(self) -> list[Workload]:
-        return [w for w in self.manifest.workloads if w.tier == "representative"]
 
     def _pair(self, kind: TrialKind, builds: _Builds) -> dict[Side, Program]:
         programs = builds.programs

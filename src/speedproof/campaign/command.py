@@ -9,6 +9,7 @@ SIGTERM (both leave the campaign resumable with `--resume`).
 from __future__ import annotations
 
 import signal
+from enum import StrEnum
 from pathlib import Path
 from types import FrameType
 from typing import Annotated
@@ -32,6 +33,13 @@ EXIT_DONE = 0
 EXIT_ERROR = 3
 EXIT_ESCALATION = 4
 EXIT_INTERRUPTED = 130
+
+
+class SeatChoice(StrEnum):
+    """Who answers a seat: the model role, or the advisor (docs/adr/0024)."""
+
+    model = "model"
+    advisor = "advisor"
 
 
 class TerminalView:
@@ -100,6 +108,21 @@ def optimize_command(
     resume: Annotated[
         Path | None, typer.Option(help="Continue the campaign in this folder.")
     ] = None,
+    analyst: Annotated[
+        SeatChoice | None,
+        typer.Option(help="Who names likely causes: the model role or the advisor (model)."),
+    ] = None,
+    reviewer: Annotated[
+        SeatChoice | None,
+        typer.Option(help="Who argues against a change: the model role or the advisor (model)."),
+    ] = None,
+    explorer: Annotated[
+        bool | None,
+        typer.Option(
+            "--explorer/--no-explorer",
+            help="Ask once for extra workloads that widen profiling; never measured (off).",
+        ),
+    ] = None,
 ) -> None:
     """Find proven speedups: propose, judge and keep what is accepted, until an exit condition."""
     errors = Console(stderr=True)
@@ -120,6 +143,9 @@ def optimize_command(
             allow_unsandboxed=no_sandbox,
             stability_check=not no_stability_check,
             resume=resume,
+            analyst=None if analyst is None else analyst.value,
+            reviewer=None if reviewer is None else reviewer.value,
+            explorer=explorer,
         )
         code = _optimize(request, errors)
     except SpeedproofError as exc:
@@ -161,6 +187,13 @@ def _announce(opened: Opened, out: Console, errors: Console) -> None:
     out.print(f"{verb} {s.campaign} on {s.loaded.manifest.target.name}", highlight=False)
     out.print(f"folder: {s.folder}", highlight=False)
     out.print(f"proposer: {s.provider_name} ({opened.preflight.detail})", highlight=False)
+    options = opened.options
+    advisor = "" if s.advice is None else f" (advisor {s.advice.model})"
+    out.print(
+        f"analyst: {options.analyst}, reviewer: {options.reviewer}{advisor}; explorer: "
+        + ("on" if options.explorer else "off"),
+        highlight=False,
+    )
     if s.sandbox.name == "none":
         errors.print("[bold yellow]warning:[/] running UNSANDBOXED (--no-sandbox); recorded.")
     for path in opened.removed_worktrees:

@@ -1,16 +1,24 @@
 """The campaign loop: one candidate at a time, from a hot function to a verdict, until an exit.
 
-Before the first candidate the base is measured against itself (`stability`). Then, per
-iteration, against the newest accepted revision:
+Before the first candidate the base is measured against itself (`stability`). Then, per parent
+revision (the newest accepted one), discovery profiles it, widened by the explorer's workloads
+when `--explorer` is on (`explorer`: asked once a campaign, profiling only), and with
+`--analyst advisor` the advisor flags likely causes in its hot functions (`advice`). Per
+iteration, against that parent:
 
-1. the coordinator picks a hot function (discovery's list, the history, the analyst's flags);
-2. the analyst names likely causes, once per function and parent (kept as a "note" event);
+1. the coordinator picks a hot function (discovery's list, ordered by the advisor's score when
+   the advisor is the analyst; the history; the analyst's or the advisor's flags);
+2. the analyst names likely causes, once per function and parent (kept as a "note" event), or
+   the advisor's flags for that function stand in for them;
 3. the optimizer writes one change (shown the function, its whole file, every earlier attempt
-   with its verdict and reasons, and the reviewer's concerns about earlier candidates);
+   with its verdict and reasons, and the reviewer's or advisor's concerns about earlier
+   candidates);
 4. code turns the answer into a patch (`agents.edits`);
-5. the reviewer argues against it: its concerns are stored with the candidate and shown to the
-   next optimizer call, and nothing it says reaches the judge;
-6. the judge decides, writing the candidate to the ledger as it goes.
+5. the reviewer argues against it, or the advisor asks its hazard questions of the diff: the
+   concerns are stored with the candidate and shown to the next optimizer call, and nothing
+   either says reaches the judge;
+6. the judge decides, writing the candidate to the ledger as it goes. It is built from the
+   user's manifest alone, so it never measures an explorer workload.
 
 An answer that cannot be used, or an edit that cannot be made, is a named rejection: a
 candidate row with the rejection as its reason, never a crash. An accept becomes a commit on
@@ -25,13 +33,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from speedproof.advisor import AdvisorFlags, rank
 from speedproof.agents.answers import OptimizerAnswer, ReviewerAnswer
 from speedproof.agents.edits import EditRejected, answer_to_patch
 from speedproof.agents.heuristic.subject import NoRuleApplies
 from speedproof.agents.providers.base import Provider
 from speedproof.campaign import exits, parents
-from speedproof.campaign.checkout import ParentCheckout, parent_checkout
+from speedproof.campaign.advice import AdvisorSeats, review_summary
+from speedproof.campaign.checkout import ParentCheckout, ParentTree, parent_tree
 from speedproof.campaign.exits import Exit
+from speedproof.campaign.explorer import Explorer
 from speedproof.campaign.options import Limits
 from speedproof.campaign.records import CampaignLedger, PendingConcern, Recorder, sha256
 from speedproof.campaign.roles_step import Roles
@@ -75,6 +86,10 @@ class Setting:
     limits: Limits
     stability_check: bool = True
     cache_dir: Path | None = None
+    # The advisor and the seats it takes (`--analyst advisor`, `--reviewer advisor`), if any.
+    advice: AdvisorSeats | None = None
+    # Ask the explorer for extra profiling-only workloads (`--explorer`).
+    explore: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,17 @@ class Campaign:
         self.redact = Redactor(_holdout_names(setting.loaded))
         self.toolchain = toolchain_for(self.manifest, setting.sandbox, caches=setting.cache_dir)
         self.number = 0
+        self.advice = setting.advice
+        if self.advice is not None:
+            self.advice.calls.recorder = self.recorder
+        self.explorer = Explorer(
+            setting.loaded,
+            repo=setting.repo,
+            campaign=setting.campaign,
+            ledger=setting.ledger,
+            roles=self.roles,
+            recorder=self.recorder,
+        )
 
     # ----- the whole campaign -------------------------------------------------------------
 
@@ -208,7 +234,8 @@ class Campaign:
             "rejudge_of": attempt.candidate_id,
         }
         self.number = len(state.settled()) + 1
-        outcome = self._judged(self._judge(state.head), attempt.diff, event, [])
+        self.recorder.expect_candidate(event, [])
+        outcome = self._judged(self._judge(state.head), attempt.diff, event)
         if outcome.verdict.verdict == "accepted":
             self._link(self.state(), outcome.ledger_id, attempt.diff, attempt.hypothesis)
 
@@ -217,14 +244,16 @@ class Campaign:
     def _on_parent(self, head: str) -> Exit | None:
         """Iterations against `head` until an accept (None: go on from the new head) or an exit."""
         self.view.stage("discovery", f"profiling {head[:12]}")
-        with parent_checkout(
+        with parent_tree(
             self.s.loaded,
             repo=self.s.repo,
             rev=head,
             sandbox=self.s.sandbox,
             toolchain=self.toolchain,
-        ) as parent:
+        ) as tree:
+            parent = self._profiled(tree)
             self._show_profile(parent)
+            flags = self._flags(parent)
             judge = self._judge(parent.rev)
             while True:
                 state = self.state()
@@ -232,13 +261,42 @@ class Campaign:
                 if found is not None:
                     return found
                 try:
-                    step = self._iteration(state, parent, judge)
+                    step = self._iteration(state, parent, judge, flags)
                 finally:
                     self.recorder.flush()
                 if isinstance(step, Exit):
                     return step
                 if step:
                     return None
+
+    def _profiled(self, tree: ParentTree) -> ParentCheckout:
+        if not self.s.explore:
+            return tree.profiled()
+        asked = self.state().exploration
+        if asked is None:
+            self.view.stage("explorer", "asking for workloads that widen profiling")
+        parent = self.explorer.profiled(tree, asked)
+        extra = [w for w in parent.profile.workloads if not self._in_manifest(w)]
+        self.view.say(f"profiled with explorer workloads: {', '.join(extra) or 'none'}")
+        return parent
+
+    def _in_manifest(self, workload: str) -> bool:
+        return any(w.id == workload for w in self.manifest.workloads)
+
+    def _flags(self, parent: ParentCheckout) -> AdvisorFlags | None:
+        """The advisor's cause flags at this parent when it is the analyst, else None."""
+        if self.advice is None or not self.advice.analyst:
+            return None
+        known = self.state().advice.get(parent.rev)
+        if known is None:
+            self.view.stage("advisor", f"cause questions about {parent.rev[:12]}")
+        try:
+            flags = self.advice.flags(parent, known, ledger=self.s.ledger, campaign=self.s.campaign)
+        finally:
+            self.recorder.flush()
+        standing = [f"{f.function} {f.top.cause}" for f in flags.functions if f.top is not None]
+        self.view.say(f"advisor {flags.model} flags: {', '.join(standing) or 'none'}")
+        return flags
 
     def _show_profile(self, parent: ParentCheckout) -> None:
         top = ", ".join(f"{f.name} {f.self_pct:.0f}%" for f in parent.profile.functions[:3])
@@ -262,17 +320,25 @@ class Campaign:
 
     # ----- one iteration ------------------------------------------------------------------
 
-    def _iteration(self, state: CampaignState, parent: ParentCheckout, judge: Judge) -> Exit | bool:
+    def _iteration(
+        self,
+        state: CampaignState,
+        parent: ParentCheckout,
+        judge: Judge,
+        flags: AdvisorFlags | None,
+    ) -> Exit | bool:
         """One proposal to a verdict: an Exit, True after an accept, False otherwise."""
         self.number = state.spent.candidates + 1
         hot = parent.hot(state.exhausted(parent.rev))
         if not hot:
             return Exit(exits.NOTHING_LEFT, "no hot function is left that a rewrite applies to")
+        if flags is not None:
+            hot = rank(hot, flags)
         self._stage("coordinator", "choosing a function")
         choice = self.roles.coordinator(
             [f.view(with_source=True) for f in hot],
             state.history(self.redact),
-            state.flags(parent.rev),
+            state.flags(parent.rev) if flags is None else flags.cause_views(),
         )
         if choice.nothing_left:
             return Exit(exits.NOTHING_LEFT, f"the coordinator has nothing left: {choice.rationale}")
@@ -283,7 +349,7 @@ class Campaign:
             )
             self._reject(parent.rev, function="", reason=reason, gate="answer")
             return False
-        proposal = self._propose(state, parent, function)
+        proposal = self._propose(state, parent, function, flags)
         if proposal is None:
             return False
         repeated = exits.repeated(state, function.name, proposal.diff_sha256)
@@ -296,9 +362,16 @@ class Campaign:
         return True
 
     def _propose(
-        self, state: CampaignState, parent: ParentCheckout, function: HotFunction
+        self,
+        state: CampaignState,
+        parent: ParentCheckout,
+        function: HotFunction,
+        flags: AdvisorFlags | None,
     ) -> Proposal | None:
-        causes = self._causes(state, parent, function)
+        if flags is None:
+            causes = self._causes(state, parent, function)
+        else:
+            causes = flags.cause_views(function.name)
         self._stage("optimizer", f"changing {function.name}")
         try:
             found = self.roles.optimizer(
@@ -366,6 +439,14 @@ class Campaign:
     def _review_and_judge(
         self, parent: ParentCheckout, judge: Judge, proposal: Proposal
     ) -> Outcome:
+        if self.advice is not None and self.advice.reviewer:
+            self._stage("advisor", "hazard questions about the change")
+            hazards = self.advice.hazards(parent, proposal.patch, proposal.function)
+            flagged = ", ".join(f"{h.hazard} ({h.severity})" for h in hazards.flagged)
+            self.view.say(f"advisor hazards in candidate {self.number}: {flagged or 'none'}")
+            event = self._candidate_event(parent, proposal, review_summary(hazards), None)
+            self.recorder.expect_candidate(event, [], hazards)
+            return self._judged(judge, proposal.patch, event)
         answer = proposal.answer
         self._stage("reviewer", "arguing against the change")
         review = self.roles.reviewer(
@@ -382,7 +463,19 @@ class Campaign:
                 "recommendation": reviewed.recommendation,
                 "concerns": [c.severity for c in reviewed.concerns],
             }
-        event = {
+        event = self._candidate_event(parent, proposal, summary, review.rejection)
+        self.recorder.expect_candidate(event, concerns)
+        return self._judged(judge, proposal.patch, event)
+
+    def _candidate_event(
+        self,
+        parent: ParentCheckout,
+        proposal: Proposal,
+        summary: dict[str, Any] | None,
+        rejection: str | None,
+    ) -> dict[str, Any]:
+        answer = proposal.answer
+        return {
             "function": proposal.function.name,
             "hypothesis": answer.hypothesis,
             "rule": answer.rule,
@@ -390,15 +483,12 @@ class Campaign:
             "diff_sha256": proposal.diff_sha256,
             "parent": parent.rev,
             "review": summary,
-            "review_rejection": review.rejection,
+            "review_rejection": rejection,
             "rejudge_of": None,
         }
-        return self._judged(judge, proposal.patch, event, concerns)
 
-    def _judged(
-        self, judge: Judge, patch: str, event: dict[str, Any], concerns: list[PendingConcern]
-    ) -> Outcome:
-        self.recorder.expect_candidate(event, concerns)
+    def _judged(self, judge: Judge, patch: str, event: dict[str, Any]) -> Outcome:
+        """Judge `patch`; the recorder already expects its candidate row."""
         outcome = judge.judge(patch)
         verdict = outcome.verdict
         reason = verdict.reasons[0] if verdict.reasons else ""

@@ -9,6 +9,11 @@ Defaults: 20 candidates and 4 hours bound every campaign, so one started with no
 still ends; five candidates in a row without an accept end it as well (the default of
 `--max-failures`). Tokens and cost are unbounded unless asked for: the default proposer, the
 heuristic one, spends neither.
+
+Seats: the analyst and the reviewer are each either a model role (`model`, the default) or the
+advisor (`advisor`, docs/adr/0024): calibrated yes/no questions in place of the role's free
+answer. The explorer is off unless asked for (`--explorer`): it costs one model call and a
+second profile of the first parent, and a recording made without it has no explorer answer.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from speedproof.errors import SpeedproofError
 
@@ -24,6 +29,9 @@ DEFAULT_MODEL = "heuristic"
 DEFAULT_MAX_CANDIDATES = 20
 DEFAULT_MAX_DURATION_S = 4 * 3600.0
 DEFAULT_MAX_FAILURES = 5
+
+Seat = Literal["model", "advisor"]
+SEATS: tuple[Seat, ...] = ("model", "advisor")
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(h|m|s)")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
@@ -106,6 +114,15 @@ class CampaignOptions:
     stability_check: bool = True
     # Where a new campaign's records go is `out`; `resume` names a campaign folder to continue.
     resume: Path | None = None
+    # Who answers the analyst's and the reviewer's turns: the model role or the advisor.
+    analyst: Seat = "model"
+    reviewer: Seat = "model"
+    # Ask the explorer for extra profiling-only workloads (once a campaign).
+    explorer: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("analyst", "reviewer"):
+            seat(getattr(self, name), name)
 
     def to_record(self) -> dict[str, Any]:
         """The options kept with the campaign (the manifest as an absolute path)."""
@@ -115,6 +132,9 @@ class CampaignOptions:
             "base_url": self.base_url,
             "allow_unsandboxed": self.allow_unsandboxed,
             "stability_check": self.stability_check,
+            "analyst": self.analyst,
+            "reviewer": self.reviewer,
+            "explorer": self.explorer,
             **self.limits.to_record(),
         }
 
@@ -132,4 +152,14 @@ class CampaignOptions:
             limits=Limits.from_record(record),
             stability_check=bool(record.get("stability_check", True)),
             resume=resume,
+            analyst=seat(record.get("analyst", "model"), "analyst"),
+            reviewer=seat(record.get("reviewer", "model"), "reviewer"),
+            explorer=bool(record.get("explorer", False)),
         )
+
+
+def seat(value: object, name: str) -> Seat:
+    """`value` as a seat of the `name` role; anything else is an OptionsError."""
+    if value not in SEATS:
+        raise OptionsError(f"--{name} is one of {', '.join(SEATS)}, not {value!r}")
+    return value

@@ -3,8 +3,9 @@
 The roles of one iteration answer before any candidate row exists, and the row is written by
 the judge itself (`Judge.judge` starts it before the guard). `CampaignLedger` is the ledger with
 one hook: the moment a candidate row is started, the iteration's pending role calls, its
-"candidate" event and the reviewer's concerns are written with that row's id, so each candidate
-carries its own proposal, cost and concerns, and a candidate killed while being judged already
+"candidate" event and the reviewer's concerns (or the advisor's hazard review, its "advisor"
+event and concerns) are written with that row's id, so each candidate carries its own proposal,
+cost and concerns, and a candidate killed while being judged already
 has all of them on disk. Role calls that lead to no candidate (the coordinator said nothing is
 left, a rule could not be written) are written without one, so every call is counted.
 """
@@ -17,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from speedproof.advisor import HazardReview
+from speedproof.advisor.records import record_hazards
 from speedproof.ledger import LEDGER_FILE, Ledger, RoleCall
 
 
@@ -76,14 +79,21 @@ class Recorder:
     calls: list[RoleCall] = field(default_factory=list)
     event: dict[str, Any] | None = None
     concerns: list[PendingConcern] = field(default_factory=list)
+    hazards: HazardReview | None = None
 
     def call(self, call: RoleCall) -> None:
         self.calls.append(call)
 
-    def expect_candidate(self, event: dict[str, Any], concerns: list[PendingConcern]) -> None:
+    def expect_candidate(
+        self,
+        event: dict[str, Any],
+        concerns: list[PendingConcern],
+        hazards: HazardReview | None = None,
+    ) -> None:
         """The next candidate row started belongs to this proposal."""
         self.event = event
         self.concerns = concerns
+        self.hazards = hazards
         self.ledger.on_candidate = self.attach
 
     def attach(self, candidate_id: int) -> None:
@@ -95,6 +105,8 @@ class Recorder:
             self.ledger.add_concern(
                 candidate_id, source="reviewer", severity=concern.severity, text=concern.text
             )
+        if self.hazards is not None:
+            record_hazards(self.ledger, self.campaign, candidate_id, self.hazards)
         self._clear()
 
     def flush(self) -> None:
@@ -104,7 +116,7 @@ class Recorder:
         self._clear()
 
     def _clear(self) -> None:
-        self.calls, self.event, self.concerns = [], None, []
+        self.calls, self.event, self.concerns, self.hazards = [], None, [], None
         self.ledger.on_candidate = None
 
 

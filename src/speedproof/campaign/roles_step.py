@@ -1,10 +1,11 @@
-"""The role turns of one iteration: coordinator, analyst, optimizer and reviewer.
+"""The role turns of a campaign: coordinator, analyst, optimizer and reviewer each iteration, the
+explorer once a campaign.
 
 Each turn goes through `agents.roles.ask` (one repair turn for an unusable answer) and every
 completion it made, the repair included, becomes a role call with its tokens, cost and whether
 its text was usable. Answers only steer: the coordinator picks what to attack, the analyst names
-causes, the optimizer writes a change, the reviewer argues against it; none of them can reach a
-verdict.
+causes, the optimizer writes a change, the reviewer argues against it, the explorer proposes
+workloads to profile; none of them can reach a verdict.
 
 The coordinator may answer with an empty `function`, which means "nothing left to try". That is
 an answer, not a malformed one, so it is read before the schema (which requires a name) and is
@@ -105,6 +106,11 @@ class Roles:
             return Choice(None, rejection=f"coordinator {unusable.reason}")
         self._record("coordinator", second, retry, ok=True, rejection=None)
         return Choice(answer.function, answer.rationale)
+
+    def explorer(self, workloads: list[dict[str, Any]], hot: list[dict[str, Any]]) -> Answer:
+        """Extra workloads to profile, given the non-holdout workloads and the hot list."""
+        context = self.context("explorer", workloads=workloads, hot_functions=hot)
+        return self._ask("explorer", context)
 
     def analyst(self, function: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
         """CauseViews for `function` (a HotFunctionView with its source), or a rejection."""

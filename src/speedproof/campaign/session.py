@@ -7,8 +7,11 @@ form `20250611-142233-9f3c1a` (UTC time and 6 random hex digits: sortable, uniqu
 git ref name), a folder (`<target>/.speedproof/campaigns/<id>` unless `--out` names one) with
 its own ledger, and the refs `refs/speedproof/<id>/base` and `head`.
 
-A resumed campaign reads its options back from its ledger; a limit, the model or the base URL
-given again replaces the recorded one, and the resume event records what was given. Stale
+A resumed campaign reads its options back from its ledger; a limit, the model, the base URL,
+a seat (`--analyst`, `--reviewer`) or `--explorer` given again replaces the recorded one, and
+the resume event records what was given. When a seat is the advisor's, the manifest's advisor
+is opened and checked against its baseline with the provider, before anything is made; a model
+advisor's answers are then cached in the campaign folder. Stale
 worktrees a killed run left behind are removed first (`workspace.cleanup_stale`).
 """
 
@@ -26,8 +29,9 @@ from speedproof.agents.providers.base import Provider
 from speedproof.agents.providers.preflight import PreflightReport, preflight
 from speedproof.agents.providers.registry import make_provider
 from speedproof.campaign import parents
+from speedproof.campaign.advice import AdvisorSeats, open_seats
 from speedproof.campaign.loop import Setting
-from speedproof.campaign.options import CampaignOptions, OptionsError
+from speedproof.campaign.options import CampaignOptions, OptionsError, seat
 from speedproof.campaign.records import CampaignLedger
 from speedproof.errors import SpeedproofError
 from speedproof.ledger import LEDGER_FILE
@@ -54,6 +58,9 @@ class Request:
     allow_unsandboxed: bool = False
     stability_check: bool = True
     resume: Path | None = None
+    analyst: str | None = None
+    reviewer: str | None = None
+    explorer: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,9 @@ def resolve(request: Request) -> CampaignOptions:
             limits=base.limits.overlay(limits),
             allow_unsandboxed=request.allow_unsandboxed,
             stability_check=request.stability_check,
+            analyst=seat(request.analyst or "model", "analyst"),
+            reviewer=seat(request.reviewer or "model", "reviewer"),
+            explorer=bool(request.explorer),
         )
     if request.out is not None:
         raise OptionsError("--out names a new campaign's folder; --resume already names one")
@@ -96,6 +106,9 @@ def resolve(request: Request) -> CampaignOptions:
         base_url=request.base_url if request.base_url is not None else recorded.base_url,
         limits=recorded.limits.overlay(limits),
         allow_unsandboxed=request.allow_unsandboxed,
+        analyst=seat(request.analyst or recorded.analyst, "analyst"),
+        reviewer=seat(request.reviewer or recorded.reviewer, "reviewer"),
+        explorer=recorded.explorer if request.explorer is None else request.explorer,
     )
 
 
@@ -124,6 +137,9 @@ def open_campaign(request: Request) -> Iterator[Opened]:
     provider = make_provider(options.model, base_url=options.base_url)
     checked = preflight(provider)
     loaded = load_manifest(options.manifest)
+    seats = open_seats(
+        loaded, analyst=options.analyst == "advisor", reviewer=options.reviewer == "advisor"
+    )
     sandbox = make_sandbox(allow_unsandboxed=options.allow_unsandboxed)
     repo = repository_root(loaded.root.resolve())
     if options.resume is None:
@@ -140,7 +156,9 @@ def open_campaign(request: Request) -> Iterator[Opened]:
         base_rev = ""
         removed = cleanup_stale(repo)
     ledger = CampaignLedger.in_folder(folder)
+    advice = None
     try:
+        advice = None if seats is None else seats.cached(folder)
         setting = Setting(
             campaign=campaign,
             loaded=loaded,
@@ -152,6 +170,8 @@ def open_campaign(request: Request) -> Iterator[Opened]:
             provider_name=provider_label(provider, options.model),
             limits=options.limits,
             stability_check=options.stability_check,
+            advice=advice,
+            explore=options.explorer,
         )
         if options.resume is None:
             _start(setting, options, base_rev, checked)
@@ -159,7 +179,13 @@ def open_campaign(request: Request) -> Iterator[Opened]:
             _resume(setting, request, removed)
         yield Opened(setting, options, checked, options.resume is not None, tuple(removed))
     finally:
+        _close(advice)
         ledger.close()
+
+
+def _close(advice: AdvisorSeats | None) -> None:
+    if advice is not None:
+        advice.close()
 
 
 def _start(
@@ -183,6 +209,7 @@ def _start(
             "options": options.to_record(),
             "provider": checked.model_dump(),
             "sandbox": setting.sandbox.name,
+            "advisor": None if setting.advice is None else setting.advice.model,
         },
     )
 
@@ -192,6 +219,9 @@ def _resume(setting: Setting, request: Request, removed: list[Path]) -> None:
         "model": request.model,
         "base_url": request.base_url,
         "manifest": str(request.manifest) if request.manifest else None,
+        "analyst": request.analyst,
+        "reviewer": request.reviewer,
+        "explorer": request.explorer,
         **(request.limits or {}),
     }
     setting.ledger.add_event(

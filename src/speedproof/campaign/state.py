@@ -12,6 +12,10 @@ Event bodies the loop writes (kind: body):
   "diff_sha256", "parent", "review", "rejudge_of"}
 - accepted (with its candidate id): {"commit", "parent", "index"}
 - note: {"what": "a/a" | "causes" | "no-rule" | "abandoned", …}
+- advisor: {"what": "causes", "parent", …} once per parent (`advisor.records`), and
+  {"what": "hazards", …} with a candidate's id
+- explorer: {"what": "proposals", "parent", "proposals", "accepted", "rejection"} once a
+  campaign, {"what": "profiled", "parent", "workloads", "extra", "dropped"} per parent
 - exit and escalation: {"condition", "message"}
 """
 
@@ -32,7 +36,8 @@ from speedproof.policy import GUARDED_TIERS
 GUARD_GATES = ("guard", "guard-applied")
 TESTS_GATE = "tests"
 PROTECTED_RULE = "protected-path"
-# Reviewer concerns shown to the optimizer: the newest ones, enough to steer, few enough to read.
+# Reviewer and advisor concerns shown to the optimizer: the newest ones, enough to steer, few
+# enough to read.
 MAX_CONCERNS_SHOWN = 12
 
 
@@ -135,6 +140,10 @@ class CampaignState:
     no_rule: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     stability: dict[str, Any] | None = None
     concerns: list[str] = field(default_factory=list)
+    # parent revision -> the advisor's "causes" event body at that parent.
+    advice: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The explorer's "proposals" event body; None until the explorer was asked.
+    exploration: dict[str, Any] | None = None
 
     @property
     def head(self) -> str:
@@ -217,9 +226,18 @@ def load_state(
         concerns=_concerns(ledger, campaign),
     )
     for event in events:
-        if event["kind"] == "note":
-            _note(state, event["body"])
+        _read_event(state, event["kind"], event["body"])
     return state
+
+
+def _read_event(state: CampaignState, kind: str, body: Any) -> None:
+    what = body.get("what") if isinstance(body, dict) else None
+    if kind == "note":
+        _note(state, body)
+    elif kind == "advisor" and what == "causes":
+        state.advice[str(body["parent"])] = body
+    elif kind == "explorer" and what == "proposals" and state.exploration is None:
+        state.exploration = body
 
 
 def _note(state: CampaignState, body: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from speedproof.errors import InfrastructureError
 from speedproof.ledger import LEDGER_FILE, Ledger
-from speedproof.report import rows
+from speedproof.report import advice, rows
 from speedproof.report.chain import build_chain, chain_ids, costs, parent_of
 from speedproof.report.model import Campaign, Candidate, Event, ExitCondition, ReportData, Status
 
@@ -118,6 +118,8 @@ class _Tables:
             candidates=candidates,
             costs=costs(rows.role_call(call) for call in calls),
             chain=build_chain(candidates, chain),
+            advisor=advice.advisor_parents(events),
+            explorer=advice.exploration(events),
         )
 
     def _verdict(self, candidate_id: int) -> str | None:
@@ -166,6 +168,7 @@ class _Tables:
             concerns=[rows.concern(c) for c in self._of("concerns", cid)],
             role_calls=[rows.role_call(c) for c in mine],
             facts=rows.decode(row["facts"], f"candidate {cid} facts"),
+            advisor=advice.advisor_review(events, cid),
         )
 
     def _of(self, table: str, candidate_id: int) -> list[dict[str, Any]]:

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-REPORT_SCHEMA = 1
+# 2: the advisor's flags and hazards, and the explorer's proposals.
+REPORT_SCHEMA = 2
 
 Status = Literal["accepted", "rejected", "inconclusive", "error", "unfinished"]
 
@@ -104,6 +105,92 @@ class Proposal(_Model):
     function: str | None = None
 
 
+class AdvisorCause(_Model):
+    """One cause question the advisor answered about a function: flagged, or flagged and then
+    overruled by code (`veto`, with the reason)."""
+
+    cause: str
+    probability: float
+    # Standard deviations above the build's usual answer to this question.
+    z: float
+    veto: str | None
+    evidence: list[str]
+
+
+class AdvisorFunction(_Model):
+    function: str
+    self_pct: float
+    # The ranking score code computed from the flags and the self share, and its place.
+    score: float
+    rank: int
+    flagged: list[AdvisorCause]
+    vetoed: list[AdvisorCause]
+
+
+class AdvisorParent(_Model):
+    """The advisor's cause flags about the hot functions of one parent revision; advice that
+    ordered the coordinator's targets and never reached a verdict."""
+
+    created_at: str
+    parent: str
+    # The accepted candidate that made this revision; None for the campaign's base.
+    parent_candidate: int | None
+    model: str
+    # In rank order; functions the advisor was not asked about are left out.
+    functions: list[AdvisorFunction]
+
+
+class AdvisorHazard(_Model):
+    hazard: str
+    probability: float
+    z: float
+    evidence: list[str]
+
+
+class AdvisorReview(_Model):
+    """The advisor's hazard questions about one candidate diff; the flagged ones are also the
+    candidate's concerns of source "advisor"."""
+
+    model: str
+    function: str
+    asked: int
+    flagged: list[AdvisorHazard]
+
+
+class ExplorerProposal(_Model):
+    id: str
+    args: list[str]
+    rationale: str
+    accepted: bool
+    reason: str | None
+
+
+class DroppedWorkload(_Model):
+    id: str
+    reason: str
+
+
+class ExplorerProfile(_Model):
+    """The workloads one parent revision was profiled on: representative and explorer ones."""
+
+    created_at: str
+    parent: str
+    workloads: list[str]
+    extra: list[str]
+    dropped: list[DroppedWorkload]
+
+
+class Exploration(_Model):
+    """The explorer's proposals (asked once a campaign) and the profiles they widened; explorer
+    workloads are profiled only, never measured."""
+
+    created_at: str
+    parent: str
+    rejection: str | None
+    proposals: list[ExplorerProposal]
+    profiles: list[ExplorerProfile]
+
+
 class Candidate(_Model):
     id: int
     created_at: str
@@ -132,6 +219,7 @@ class Candidate(_Model):
     concerns: list[Concern]
     role_calls: list[RoleCall]
     facts: dict[str, Any]
+    advisor: AdvisorReview | None = None
 
 
 class Event(_Model):
@@ -201,6 +289,8 @@ class Campaign(_Model):
     candidates: list[Candidate]
     costs: list[RoleCost]
     chain: Chain
+    advisor: list[AdvisorParent] = []
+    explorer: Exploration | None = None
 
     def count(self, status: Status) -> int:
         return sum(1 for c in self.candidates if c.status == status)

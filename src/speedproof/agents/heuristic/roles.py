@@ -1,9 +1,10 @@
 """The five roles, answered from the context block alone by the heuristic rules.
 
-* coordinator: the hottest function (by self time, then cumulative time) with a rule that has
-  not been tried on it yet. When none is left it answers with an empty `function`, which means
-  "nothing left": the campaign treats it as an exit condition. Flags are not used: a flag names
-  a suspicion, and a rule acts only on a pattern it can see in the source.
+* coordinator: the first function of the hot list, in the order the campaign ranked it (self
+  time from discovery, or the advisor's score), with a rule that has not been tried on it yet.
+  When none is left it answers with an empty `function`, which means "nothing left": the
+  campaign treats it as an exit condition. Flags are not read directly: a flag names a
+  suspicion, and a rule acts only on a pattern it can see in the source.
 * explorer: no workloads. A static proposer has no ground for inventing inputs, and a made-up
   workload would only profile what the author imagined.
 * analyst: one cause per rule that finds its pattern, with confidence 1.0 for a structural
@@ -101,10 +102,6 @@ def tried_rules(history: list[Any], function: str) -> set[str]:
     }
 
 
-def _heat(view: dict[str, Any]) -> tuple[float, float]:
-    return (-float(view.get("self_pct") or 0.0), -float(view.get("cum_pct") or 0.0))
-
-
 # -- roles ------------------------------------------------------------------------------------
 
 
@@ -114,7 +111,9 @@ def _coordinator(context: dict[str, Any]) -> CoordinatorAnswer | dict[str, str]:
     history = _get(context, "history", list)
     if language not in ("python", "go"):
         return {"function": NOTHING_LEFT, "rationale": NOTHING_LEFT_RATIONALE}
-    for view in sorted((v for v in views if isinstance(v, dict)), key=_heat):
+    # The hot list comes ranked by the campaign (by self time from discovery, or by the advisor's
+    # score that combines a flag with hotness): take it in that order, as a model would.
+    for view in (v for v in views if isinstance(v, dict)):
         if not isinstance(view.get("source"), str):
             continue
         subject = _subject(view, language, None)  # type: ignore[arg-type]
