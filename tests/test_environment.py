@@ -21,6 +21,7 @@ from speedproof.measure.environment import (
     governor,
     load_snapshot,
     memory_total_kib,
+    own_load,
 )
 
 
@@ -110,3 +111,17 @@ def test_small_machines_get_a_floor_of_one_and_a_half() -> None:
     assert contention_threshold(1) == 1.5
     assert contention_threshold(2) == 1.5
     assert contended(_load(0.1), _load(1.6), cores=2)
+
+
+def test_a_multi_threaded_target_s_own_load_raises_the_threshold() -> None:
+    # A Go target using 1.3 cores of CPU per second of wall holds the load near 2.4 on its own.
+    assert own_load(1.3) == pytest.approx(0.3)
+    assert own_load(0.7) == 0.0
+    assert contended(_load(2.4), _load(2.4), cores=2)
+    assert not contended(_load(2.4), _load(2.4), cores=2, own_load=own_load(2.0))
+    assert contended(_load(3.6), _load(2.4), cores=2, own_load=own_load(2.0))
+    # A sandboxed run's private network is torn down by a kernel worker the load counts too.
+    assert own_load(1.03, private_network=True) == pytest.approx(1.03)
+    assert not contended(
+        _load(2.4), _load(2.3), cores=2, own_load=own_load(1.03, private_network=True)
+    )

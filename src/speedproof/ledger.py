@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import UTC, datetime
@@ -200,6 +200,9 @@ class Ledger:
         except (OSError, sqlite3.Error) as exc:
             raise InfrastructureError(f"cannot open the ledger at {path}: {exc}") from exc
         self._db.row_factory = sqlite3.Row
+        # Called once with the id of the next candidate row, the moment it exists: a campaign
+        # writes the role calls and concerns that led to the candidate against that row.
+        self.on_candidate: Callable[[int], None] | None = None
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         # WAL with NORMAL sync: a commit survives a crash of this process (the case that
@@ -285,7 +288,11 @@ class Ledger:
                     dumps(facts),
                 ),
             )
-            return int(cursor.lastrowid or 0)
+            candidate_id = int(cursor.lastrowid or 0)
+        hook, self.on_candidate = self.on_candidate, None
+        if hook is not None:
+            hook(candidate_id)
+        return candidate_id
 
     def add_gate(
         self, candidate_id: int, name: str, passed: bool, duration_s: float, detail: Any

@@ -13,55 +13,16 @@ left, a rule could not be written) are written without one, so every call is cou
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from speedproof.advisor import HazardReview
 from speedproof.advisor.records import record_hazards
-from speedproof.ledger import LEDGER_FILE, Ledger, RoleCall
+from speedproof.ledger import Ledger, RoleCall
 
-
-class CampaignLedger(Ledger):
-    """A ledger that tells the campaign the id of each candidate row the moment it exists."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.on_candidate: Callable[[int], None] | None = None
-
-    @classmethod
-    def in_folder(cls, folder: Path) -> CampaignLedger:
-        return cls(folder / LEDGER_FILE)
-
-    def start_candidate(
-        self,
-        *,
-        origin: str,
-        target: str,
-        repo: Path,
-        base_rev: str,
-        patch_sha256: str,
-        diff: str,
-        sandbox: str,
-        facts: dict[str, Any],
-        campaign: str | None = None,
-    ) -> int:
-        candidate_id = super().start_candidate(
-            origin=origin,
-            target=target,
-            repo=repo,
-            base_rev=base_rev,
-            patch_sha256=patch_sha256,
-            diff=diff,
-            sandbox=sandbox,
-            facts=facts,
-            campaign=campaign,
-        )
-        hook, self.on_candidate = self.on_candidate, None
-        if hook is not None:
-            hook(candidate_id)
-        return candidate_id
+# The campaign's ledger is the ledger: its `on_candidate` hook hands the campaign the id of each
+# candidate row the judge starts, so role calls and concerns land on that row.
+CampaignLedger = Ledger
 
 
 @dataclass(frozen=True)

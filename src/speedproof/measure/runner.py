@@ -341,10 +341,10 @@ Run = tuple[Invocation, int, int]
 
 
 def _pair_order(
-    baseline: Invocation, candidate: Invocation, pairs: int, first: int = 0
+    baseline: Invocation, candidate: Invocation, pairs: int, start: int = 0
 ) -> Iterator[Run]:
-    """(invocation, pair index, position) in ABBA order: B C, C B, B C, … from pair `first`."""
-    for index in range(first, first + pairs):
+    """(invocation, pair index, position) in ABBA order: B C, C B, B C, … from pair `start`."""
+    for index in range(start, start + pairs):
         first, second = (baseline, candidate) if index % 2 == 0 else (candidate, baseline)
         yield first, index, 0
         yield second, index, 1

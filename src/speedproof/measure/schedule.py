@@ -16,6 +16,7 @@ figures calibrate reports are the figures of the rule the judge applies.
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,7 +24,7 @@ from typing import Any
 
 from speedproof.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest, Workload
-from speedproof.measure.environment import contended
+from speedproof.measure.environment import contended, own_load
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.runner import (
     PairSeries,
@@ -146,7 +147,11 @@ class SequentialMeasurement:
 
     def _contended(self, series: PairSeries) -> bool:
         window = series.loads[-1]
-        return contended(window.before, window.after, os.cpu_count() or 1)
+        ratios = [s.cpu_s / s.wall_s for s in series.samples if s.wall_s > 0]
+        parallel = statistics.median(ratios) if ratios else 0.0
+        private = self.sandbox.name != "none" and not self.programs["baseline"].network
+        own = own_load(parallel, private_network=private)
+        return contended(window.before, window.after, os.cpu_count() or 1, own)
 
     def _series(self, state: Measured, workload: Workload, pairs: int, before: int) -> PairSeries:
         index = state.next_series
