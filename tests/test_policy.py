@@ -159,9 +159,7 @@ def test_a_manifest_tolerance_replaces_the_limit_for_its_metric() -> None:
         reading("parse", -5.0, metric="success", seed=40), lower_is_better=False
     )  # success fell 5 %: within its 10 % tolerance
     assert decide(evidence(BIG_WIN, worse), rules).verdict == "accepted"
-    much_worse = replace(
-        reading("parse", -15.0, metric="success", seed=41), lower_is_better=False
-    )
+    much_worse = replace(reading("parse", -15.0, metric="success", seed=41), lower_is_better=False)
     verdict = decide(evidence(BIG_WIN, much_worse), rules)
     assert verdict.verdict == "rejected"
     assert "10% guardrail" in verdict.reasons[0]

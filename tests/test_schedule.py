@@ -16,7 +16,7 @@ from speedproof.gates.behaviour import check_behaviour
 from speedproof.manifest import Manifest, parse_manifest
 from speedproof.measure.reported import MetricsError, parse_metrics
 from speedproof.measure.runner import ENV_PAD_LIMIT, Sample
-from speedproof.measure.schedule import Sinks, SequentialMeasurement, schedule_for
+from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.policy import decide
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox

@@ -165,7 +165,8 @@ def test_a_reading_without_a_ratio_cannot_improve_with_more_pairs_and_is_futile(
 
 def test_a_reading_tested_at_the_fixed_level_is_refused_as_peeking() -> None:
     base, cand = stream(20, 0.05, 0.9, seed=8)
-    with pytest.raises(ValueError, match=r"look 2 tests at 0\.00817697, but the reading was tested at"):
+    refused = r"look 2 tests at 0\.00817697, but the reading was tested at"
+    with pytest.raises(ValueError, match=refused):
         step(reading(base, cand, 0.05), Schedule(), floor_pct=3.0, limit_pct=2.0)
     with pytest.raises(ValueError, match="15 pairs is not a look"):
         step(reading(base[:15], cand[:15], 0.05), Schedule(), floor_pct=3.0, limit_pct=2.0)
