@@ -35,7 +35,7 @@ from speedproof.manifest import Manifest
 from speedproof.measure.environment import LoadSnapshot
 from speedproof.measure.readings import TIMED_METRICS, lane_comparisons
 from speedproof.measure.runner import LoadWindow, PairSeries, Sample
-from speedproof.policy import decide, keep_measuring
+from speedproof.policy import accepts_at, decide, keep_measuring
 from speedproof.program import Side
 from speedproof.stats import Schedule, compare
 
@@ -162,9 +162,10 @@ def _tiers(manifest: Manifest) -> dict[str, str]:
 
 
 def sequential_evidence(
-    stream: TrialStream, manifest: Manifest, schedule: Schedule, look: int
+    stream: TrialStream, manifest: Manifest, schedule: Schedule, look: int, earlier: int = 0
 ) -> Evidence:
-    """The evidence the judge has at `look`: the look's pairs, tested at the look's level."""
+    """The evidence the judge has at `look`: the look's pairs, tested at the look's level, and
+    how many looks in a row before it would have accepted."""
     alpha = schedule.alpha_at(look)
     part = stream.prefix(schedule.pairs_at(look))
     comparisons = lane_comparisons(part.series(), manifest, tiers=_tiers(manifest), alpha=alpha)
@@ -177,6 +178,7 @@ def sequential_evidence(
         look=look,
         final=look >= schedule.looks(),
         alpha=alpha,
+        earlier_accepts=earlier,
     )
 
 
@@ -190,11 +192,12 @@ def sequential_rule(schedule: Schedule) -> Rule:
                 f"{schedule.max_pairs}"
             )
         rules = manifest.rules()
-        look = 1
+        look, earlier = 1, 0
         evidence = sequential_evidence(stream, manifest, schedule, look)
         while keep_measuring(evidence, rules):
+            earlier = earlier + 1 if accepts_at(evidence, rules) else 0
             look += 1
-            evidence = sequential_evidence(stream, manifest, schedule, look)
+            evidence = sequential_evidence(stream, manifest, schedule, look, earlier)
         verdict = decide(evidence, rules)
         return Outcome(verdict.verdict, schedule.pairs_at(look), look, verdict.reasons[0])
 

@@ -381,3 +381,23 @@ def test_the_policy_calls_no_builtin_that_does_io_or_loads_code() -> None:
         tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
         names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
         assert not names & forbidden, names & forbidden
+
+
+def test_a_win_below_twice_the_floor_must_hold_at_two_looks_in_a_row() -> None:
+    from speedproof.policy import accepts_at
+
+    near = evidence(reading("parse", -4.0), final=False)
+    first = decide(near, RULES)
+    assert first.verdict == "inconclusive"
+    assert "the next look must confirm it" in first.reasons[0]
+    assert accepts_at(near, RULES)
+    assert keep_measuring(near, RULES)
+    confirmed = decide(replace(near, earlier_accepts=1), RULES)
+    assert confirmed.verdict == "accepted" and confirmed.rests_on == "parse"
+    last = decide(replace(near, final=True), RULES)
+    assert last.verdict == "inconclusive"
+    assert "no later look is left to confirm it" in last.reasons[0]
+
+
+def test_a_win_of_twice_the_floor_or_more_needs_no_second_look() -> None:
+    assert decide(evidence(reading("parse", -6.5), final=False), RULES).verdict == "accepted"

@@ -102,6 +102,9 @@ class Evidence:
     look: int = 1
     final: bool = True
     alpha: float = 0.05
+    # How many looks in a row just before this one would have accepted (`policy.accepts_at`):
+    # an accept resting on less than twice the floor must hold at two consecutive looks.
+    earlier_accepts: int = 0
     # Said of the measurement, not of the candidate (a contended machine, an unstable lane):
     # carried into the verdict's notes, never a reason.
     measurement_notes: tuple[str, ...] = ()

@@ -34,7 +34,7 @@ from speedproof.measure.runner import (
     TimeoutRule,
     measure_pairs,
 )
-from speedproof.policy import decide, keep_measuring
+from speedproof.policy import accepts_at, decide, keep_measuring
 from speedproof.program import Invocation, Program, Side
 from speedproof.sandbox import Sandbox
 from speedproof.stats import Schedule
@@ -93,6 +93,8 @@ class Measured:
     remeasured: bool = False
     next_series: int = 0
     look: int = 0
+    # Looks in a row, just before the current one, that would have accepted.
+    earlier_accepts: int = 0
 
 
 @dataclass
@@ -112,8 +114,10 @@ class SequentialMeasurement:
         """Look after look until settled; then the holdout workloads if the verdict accepts."""
         chosen = [w for w in self.manifest.workloads if w.tier == "representative"]
         state = Measured()
+        rules = self.manifest.rules()
         evidence = self._look(state, chosen)
-        while keep_measuring(evidence, self.manifest.rules()):
+        while keep_measuring(evidence, rules):
+            state.earlier_accepts = state.earlier_accepts + 1 if accepts_at(evidence, rules) else 0
             self.sinks.progress("round", f"look {state.look} is not settled; one more round")
             evidence = self._look(state, chosen)
         return self._holdout(state, evidence)
@@ -230,6 +234,7 @@ class SequentialMeasurement:
             look=state.look,
             final=state.look >= self.schedule.looks(),
             alpha=alpha,
+            earlier_accepts=state.earlier_accepts,
             measurement_notes=(*state.notes, *_contention_notes(state.contended)),
         )
 
