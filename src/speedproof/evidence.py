@@ -68,6 +68,45 @@ class Comparison:
         return f"{self.delta_pct:+.2f}% (p={p} n={self.n})"
 
 
+def exact_comparison(
+    *,
+    workload: str,
+    metric: str,
+    tier: str,
+    lane: str,
+    baseline: float,
+    candidate: float,
+    n_baseline: int = 1,
+    n_candidate: int = 1,
+    extra: tuple[tuple[str, float | None], ...] = (),
+) -> Comparison:
+    """A deterministic reading (binary size, repeated identical instruction counts): the change
+    is the change, significant exactly when the sides differ, and always supported; the policy's
+    limits decide whether it matters. A baseline of 0 has no relative change (NaN)."""
+    delta = (candidate - baseline) / baseline * 100.0 if baseline else math.nan
+    return Comparison(
+        workload=workload,
+        metric=metric,
+        tier=tier,
+        n_baseline=n_baseline,
+        n_candidate=n_candidate,
+        baseline_mean=float(baseline),
+        candidate_mean=float(candidate),
+        delta_pct=delta,
+        ci_low_pct=delta,
+        ci_high_pct=delta,
+        p_value=None,
+        welch_t=None,
+        p_welch=None,
+        p_mannwhitney=None,
+        significant=candidate != baseline,
+        supported=True,
+        lane=lane,
+        extra=extra,
+        exact=True,
+    )
+
+
 @dataclass(frozen=True)
 class PolicyRules:
     """The manifest's policy block, as the policy sees it."""

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from speedproof.evidence import Comparison
+from speedproof.evidence import Comparison, exact_comparison
 from speedproof.measure.cachegrind import (
     MeasurementError,
     cachegrind_prefix,
@@ -287,27 +287,35 @@ def _unsupported(
     baseline: InstructionReading, candidate: InstructionReading, tier: str, note: str
 ) -> Comparison:
     nan = float("nan")
-    return Comparison(
-        workload=baseline.workload,
-        metric="instructions",
-        tier=tier,
-        n_baseline=len(baseline.runs),
-        n_candidate=len(candidate.runs),
-        baseline_mean=_mean(baseline),
-        candidate_mean=_mean(candidate),
+    return replace(
+        _reading(baseline, candidate, tier, _mean(baseline), _mean(candidate)),
         delta_pct=nan,
         ci_low_pct=nan,
         ci_high_pct=nan,
-        p_value=None,
-        welch_t=None,
-        p_welch=None,
-        p_mannwhitney=None,
         significant=False,
         supported=False,
-        lane="instructions",
-        extra=_spreads(baseline, candidate),
         exact=False,
         note=note,
+    )
+
+
+def _reading(
+    baseline: InstructionReading,
+    candidate: InstructionReading,
+    tier: str,
+    base: float,
+    cand: float,
+) -> Comparison:
+    return exact_comparison(
+        workload=baseline.workload,
+        metric="instructions",
+        tier=tier,
+        lane="instructions",
+        baseline=base,
+        candidate=cand,
+        n_baseline=len(baseline.runs),
+        n_candidate=len(candidate.runs),
+        extra=_spreads(baseline, candidate),
     )
 
 
@@ -349,25 +357,4 @@ def instruction_comparison(
     if base <= 0:
         note = f"the baseline counted {base} instructions, so no relative change exists"
         return _unsupported(baseline, candidate, tier, note)
-    delta = (cand - base) / base * 100.0
-    return Comparison(
-        workload=baseline.workload,
-        metric="instructions",
-        tier=tier,
-        n_baseline=len(baseline.runs),
-        n_candidate=len(candidate.runs),
-        baseline_mean=float(base),
-        candidate_mean=float(cand),
-        delta_pct=delta,
-        ci_low_pct=delta,
-        ci_high_pct=delta,
-        p_value=None,
-        welch_t=None,
-        p_welch=None,
-        p_mannwhitney=None,
-        significant=cand != base,
-        supported=True,
-        lane="instructions",
-        extra=_spreads(baseline, candidate),
-        exact=True,
-    )
+    return _reading(baseline, candidate, tier, float(base), float(cand))

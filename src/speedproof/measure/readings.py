@@ -11,11 +11,10 @@ The reported lane's metrics (whatever a benchmark prints) are compared unpaired
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from speedproof.evidence import Comparison
+from speedproof.evidence import Comparison, exact_comparison
 from speedproof.manifest import Manifest
 from speedproof.measure.runner import METRICS, Metric, PairSeries
 from speedproof.stats import compare, holm, paired_compare
@@ -131,29 +130,12 @@ def lane_comparisons(
 
 
 def size_comparison(baseline: int, candidate: int) -> Comparison:
-    """Binary size is deterministic: one reading a side, and any change is a real change.
-
-    It is marked significant when it differs at all (there is no noise to rule out) and always
-    supported; the policy's limit then decides whether the growth matters.
-    """
-    delta = (candidate - baseline) / baseline * 100.0 if baseline else math.nan
-    return Comparison(
+    """Binary size is deterministic: one reading a side, and any change is a real change."""
+    return exact_comparison(
         workload="(build)",
         metric="binary_size",
         tier="representative",
-        n_baseline=1,
-        n_candidate=1,
-        baseline_mean=float(baseline),
-        candidate_mean=float(candidate),
-        delta_pct=delta,
-        ci_low_pct=delta,
-        ci_high_pct=delta,
-        p_value=None,
-        welch_t=None,
-        p_welch=None,
-        p_mannwhitney=None,
-        significant=candidate != baseline,
-        supported=True,
         lane="build",
-        exact=True,
+        baseline=baseline,
+        candidate=candidate,
     )

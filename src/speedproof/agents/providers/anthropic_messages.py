@@ -32,7 +32,7 @@ from anthropic.types import (
 
 from speedproof.agents.providers.base import ChatMessage, Completion
 from speedproof.agents.providers.credentials import check_base_url, resolve_api_key
-from speedproof.agents.providers.endpoint import Caller, Endpoint, sdk_timeout
+from speedproof.agents.providers.endpoint import Caller, Endpoint, EndpointProvider, sdk_timeout
 from speedproof.agents.providers.errors import (
     IncompleteAnswer,
     LogprobsUnavailable,
@@ -106,7 +106,7 @@ class _Streamed:
         return self.model or self.requested
 
 
-class AnthropicProvider:
+class AnthropicProvider(EndpointProvider):
     """One Claude model through the Messages API. `name` is `anthropic:<model>`."""
 
     def __init__(
@@ -144,18 +144,6 @@ class AnthropicProvider:
             timeout=sdk_timeout(silence_timeout_s),
             open_telemetry=False,
         )
-
-    @property
-    def name(self) -> str:
-        return self.endpoint.name
-
-    @property
-    def model(self) -> str:
-        return self.endpoint.model
-
-    def __repr__(self) -> str:
-        e = self.endpoint
-        return f"AnthropicProvider({e.model!r}, base_url={e.base_url!r}, key={e.key.source!r})"
 
     def complete(
         self,

@@ -77,6 +77,26 @@ class Endpoint:
         )
 
 
+class EndpointProvider:
+    """What every provider behind an `Endpoint` shows the same way: its name, its model, and a
+    repr that names where the key came from and never the key."""
+
+    endpoint: Endpoint
+
+    @property
+    def name(self) -> str:
+        return self.endpoint.name
+
+    @property
+    def model(self) -> str:
+        return self.endpoint.model
+
+    def __repr__(self) -> str:
+        e = self.endpoint
+        kind = type(self).__name__
+        return f"{kind}({e.model!r}, base_url={e.base_url!r}, key={e.key.source!r})"
+
+
 class Caller:
     """Runs SDK calls for one endpoint under the retry policy, with named failures."""
 

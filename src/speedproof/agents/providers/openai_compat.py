@@ -33,7 +33,7 @@ from openai.types.chat.chat_completion_token_logprob import ChatCompletionTokenL
 
 from speedproof.agents.providers.base import ChatMessage, Completion, TokenLogprobs
 from speedproof.agents.providers.credentials import check_base_url, resolve_api_key
-from speedproof.agents.providers.endpoint import Caller, Endpoint, sdk_timeout
+from speedproof.agents.providers.endpoint import Caller, Endpoint, EndpointProvider, sdk_timeout
 from speedproof.agents.providers.errors import (
     IncompleteAnswer,
     LogprobsUnavailable,
@@ -109,7 +109,7 @@ class _Streamed:
         return self.model or self.requested
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(EndpointProvider):
     """One model on one OpenAI-compatible endpoint. `name` is `openai:<model>`."""
 
     def __init__(
@@ -146,18 +146,6 @@ class OpenAICompatProvider:
             max_retries=0,
             timeout=sdk_timeout(silence_timeout_s),
         )
-
-    @property
-    def name(self) -> str:
-        return self.endpoint.name
-
-    @property
-    def model(self) -> str:
-        return self.endpoint.model
-
-    def __repr__(self) -> str:
-        e = self.endpoint
-        return f"OpenAICompatProvider({e.model!r}, base_url={e.base_url!r}, key={e.key.source!r})"
 
     def complete(
         self,
