@@ -130,6 +130,7 @@ def test_a_killed_campaign_resumes_with_nothing_lost_and_no_budget_reset(
     assert len(events(folder, "accepted")) == 1
 
 
+@pytest.mark.slow
 def test_sigterm_while_judging_leaves_no_worktree_and_the_campaign_resumable(
     tmp_path: Path,
 ) -> None:

@@ -31,6 +31,7 @@ ONE_EACH = GenerationConfig(
 TINY = ["--seed", "9", "--train", "1", "--dev", "1", "--seen", "1", "--heldout", "1"]
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_identical_files_and_the_rerun_is_served_by_the_cache(
     tmp_path: Path,
 ) -> None:

@@ -148,8 +148,10 @@ def test_ctrl_c_mid_measurement_leaves_no_worktree_and_records_the_interruption(
         time.sleep(0.1)
     assert len(_worktrees(logstat)) == 3, "judging never got to measuring"
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
-    assert proc.returncode != 0
+    # communicate, not wait: the child's stderr is a pipe, and a child blocked on a full pipe
+    # would never get to exit.
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0, err.decode(errors="replace")[-2000:]
     assert len(_worktrees(logstat)) == 1
     with sqlite3.connect(database) as db:
         assert db.execute("SELECT error FROM verdicts").fetchall() == [("interrupted",)]
