@@ -140,6 +140,9 @@ def test_ctrl_c_mid_measurement_leaves_no_worktree_and_records_the_interruption(
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        # A test run started in the background by a non-interactive shell inherits SIGINT
+        # ignored, and so would the judge: give it the default, as a terminal's Ctrl-C has.
+        preexec_fn=_default_sigint,
     )
     database = ledger / "ledger.sqlite"
     for _ in range(1200):
@@ -156,6 +159,11 @@ def test_ctrl_c_mid_measurement_leaves_no_worktree_and_records_the_interruption(
     with sqlite3.connect(database) as db:
         assert db.execute("SELECT error FROM verdicts").fetchall() == [("interrupted",)]
         assert db.execute("SELECT COUNT(*) FROM samples").fetchone()[0] > 0
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _samples(database: Path) -> int:
