@@ -38,7 +38,6 @@ from speedproof.agents.providers.errors import (
     LogprobsUnavailable,
     ProviderConfigError,
 )
-from speedproof.agents.providers.preflight import PreflightReport, check_model
 from speedproof.agents.providers.pricing import PriceTable, shipped_prices
 from speedproof.agents.providers.retry import RetryPolicy
 from speedproof.agents.providers.sdk_failures import SdkErrors
@@ -200,32 +199,8 @@ class AnthropicProvider(EndpointProvider):
             )
         return streamed
 
-    def preflight(self) -> PreflightReport:
-        """Check the endpoint answers and serves this model (see `preflight`)."""
-        started = time.monotonic()
-        e = self.endpoint
-        served, listed = check_model(
-            e.where,
-            e.model,
-            retrieve=lambda: (
-                self._caller.run(
-                    "model lookup", lambda: self._client.models.retrieve(e.model).id
-                ).value
-            ),
-            listing=lambda: (
-                self._caller.run(
-                    "model listing",
-                    lambda: [m.id for m in self._client.models.list(limit=LIST_LIMIT).data],
-                ).value
-            ),
-        )
-        return PreflightReport(
-            provider=self.name,
-            endpoint=e.base_url,
-            model=e.model,
-            served_model=served,
-            listed_models=listed,
-            checked=True,
-            duration_s=time.monotonic() - started,
-            detail=f"{e.where} serves {served}",
-        )
+    def _retrieve_model(self) -> str:
+        return str(self._client.models.retrieve(self.endpoint.model).id)
+
+    def _list_models(self) -> list[str]:
+        return [m.id for m in self._client.models.list(limit=LIST_LIMIT).data]

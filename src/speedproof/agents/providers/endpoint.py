@@ -22,6 +22,7 @@ import httpx2
 from speedproof.agents.providers.base import ProviderError
 from speedproof.agents.providers.credentials import ApiKey
 from speedproof.agents.providers.errors import ProviderConfigError
+from speedproof.agents.providers.preflight import PreflightReport, check_model
 from speedproof.agents.providers.pricing import PriceTable
 from speedproof.agents.providers.retry import Attempted, RetryPolicy, call_with_retries
 from speedproof.agents.providers.sdk_failures import SdkErrors, translate
@@ -78,10 +79,39 @@ class Endpoint:
 
 
 class EndpointProvider:
-    """What every provider behind an `Endpoint` shows the same way: its name, its model, and a
-    repr that names where the key came from and never the key."""
+    """What every provider behind an `Endpoint` does the same way: its name, its model, a repr
+    that names where the key came from and never the key, and the preflight. Each SDK supplies
+    only how to look its model up (`_retrieve_model`) and how to list models (`_list_models`)."""
 
     endpoint: Endpoint
+    _caller: Caller
+
+    def _retrieve_model(self) -> str:
+        raise NotImplementedError
+
+    def _list_models(self) -> list[str]:
+        raise NotImplementedError
+
+    def preflight(self) -> PreflightReport:
+        """Check the endpoint answers and serves this model (see `preflight`)."""
+        started = time.monotonic()
+        e = self.endpoint
+        served, listed = check_model(
+            e.where,
+            e.model,
+            retrieve=lambda: self._caller.run("model lookup", self._retrieve_model).value,
+            listing=lambda: self._caller.run("model listing", self._list_models).value,
+        )
+        return PreflightReport(
+            provider=self.name,
+            endpoint=e.base_url,
+            model=e.model,
+            served_model=served,
+            listed_models=listed,
+            checked=True,
+            duration_s=time.monotonic() - started,
+            detail=f"{e.where} serves {served}",
+        )
 
     @property
     def name(self) -> str:
