@@ -8,15 +8,11 @@ causes, the optimizer writes a change, the reviewer argues against it, the explo
 workloads to profile; none of them can reach a verdict.
 
 The coordinator may answer with an empty `function`, which means "nothing left to try". That is
-an answer, not a malformed one, so it is read before the schema (which requires a name) and is
-never sent back for repair.
+an answer, not a malformed one: the schema accepts it, so it is never sent back for repair.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import time
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -32,8 +28,6 @@ from speedproof.agents.providers.replay import messages_digest
 from speedproof.agents.roles import UnusableAnswer, ask, messages_for, read_answer
 from speedproof.campaign.records import Recorder
 from speedproof.ledger import RoleCall
-
-_FENCED = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*?)```", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -74,37 +68,13 @@ class Roles:
         self, hot: list[dict[str, Any]], history: list[dict[str, Any]], flags: list[dict[str, Any]]
     ) -> Choice:
         context = self.context("coordinator", hot_functions=hot, history=history, flags=flags)
-        messages = messages_for("coordinator", context)
-        first = self._complete_coordinator(messages)
-        if _nothing_left(first.text):
-            self._record("coordinator", first, messages, ok=True, rejection=None)
-            return Choice(None, _rationale(first.text), nothing_left=True)
-        try:
-            answer = cast(CoordinatorAnswer, read_answer("coordinator", first.text))
-        except UnusableAnswer as unusable:
-            self._record("coordinator", first, messages, ok=False, rejection=unusable.reason)
-            return self._repaired_coordinator(messages, first, unusable.reason)
-        self._record("coordinator", first, messages, ok=True, rejection=None)
-        return Choice(answer.function, answer.rationale)
-
-    def _repaired_coordinator(
-        self, messages: list[ChatMessage], first: Completion, reason: str
-    ) -> Choice:
-        retry = [
-            *messages,
-            ChatMessage(role="assistant", content=first.text),
-            ChatMessage(role="user", content=repair_prompt(reason)),
-        ]
-        second = self._complete_coordinator(retry)
-        if _nothing_left(second.text):
-            self._record("coordinator", second, retry, ok=True, rejection=None)
-            return Choice(None, _rationale(second.text), nothing_left=True)
-        try:
-            answer = cast(CoordinatorAnswer, read_answer("coordinator", second.text))
-        except UnusableAnswer as unusable:
-            self._record("coordinator", second, retry, ok=False, rejection=unusable.reason)
-            return Choice(None, rejection=f"coordinator {unusable.reason}")
-        self._record("coordinator", second, retry, ok=True, rejection=None)
+        found = self._ask("coordinator", context)
+        if found.value is None:
+            return Choice(None, rejection=found.rejection)
+        answer = cast(CoordinatorAnswer, found.value)
+        if not answer.function.strip():
+            # `{"function": ""}`: the coordinator's way of saying no function is worth a try.
+            return Choice(None, answer.rationale or "nothing left to try", nothing_left=True)
         return Choice(answer.function, answer.rationale)
 
     def explorer(self, workloads: list[dict[str, Any]], hot: list[dict[str, Any]]) -> Answer:
@@ -173,13 +143,6 @@ class Roles:
         rejection = None if result.rejection is None else f"{role} {result.rejection}"
         return Answer(result.answer, rejection)
 
-    def _complete_coordinator(self, messages: list[ChatMessage]) -> Completion:
-        started = time.monotonic()
-        completion = self.provider.complete(messages, role="coordinator")
-        if not completion.duration_s:
-            completion = completion.model_copy(update={"duration_s": time.monotonic() - started})
-        return completion
-
     def _record(
         self,
         role: RoleName,
@@ -206,29 +169,3 @@ class Roles:
                 answer=completion.text,
             )
         )
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    for chunk in (text.strip(), *(m.strip() for m in _FENCED.findall(text))):
-        try:
-            value = json.loads(chunk)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
-
-
-def _nothing_left(text: str) -> bool:
-    """`{"function": "", …}`: the coordinator's way of saying no function is worth a try."""
-    value = _json_object(text)
-    if value is None:
-        return False
-    function = value.get("function")
-    return isinstance(function, str) and not function.strip()
-
-
-def _rationale(text: str) -> str:
-    value = _json_object(text) or {}
-    rationale = value.get("rationale")
-    return rationale if isinstance(rationale, str) and rationale else "nothing left to try"
