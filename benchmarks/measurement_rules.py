@@ -47,6 +47,7 @@ from rule_evaluation import (
     TrialStream,
     evaluate,
     markdown,
+    realized_wins,
     rules_for,
     stream_from_json,
 )
@@ -347,6 +348,8 @@ def report(lines: Sequence[dict[str, Any]], manifest: Manifest, max_pairs: int, 
     rules = rules_for(schedule)
     table = evaluate(streams, manifest, rules)
     print("\n".join(markdown(table, relative_to=list(rules)[1])))
+    realized = ", ".join(f"{k} {v:+.1f} %" for k, v in realized_wins(streams).items())
+    print(f"\nchange the trials measured (median over trials of the median pair ratio): {realized}")
     _contention(streams)
     for trial in lines:
         if trial not in clean:

@@ -387,6 +387,18 @@ def markdown(table: Mapping[str, Mapping[str, Cell]], relative_to: str) -> list[
     return lines
 
 
+def realized_wins(streams: Sequence[TrialStream]) -> dict[str, float]:
+    """Trial label -> the change the trials actually measured, in % of the baseline's wall: the
+    median over trials of each trial's median per-pair ratio. An injected win is sized once,
+    before the trials, so the size it has on the machine of the trials is printed beside it."""
+    found: dict[str, list[float]] = {}
+    for stream in streams:
+        for w in stream.workloads:
+            ratios = [c / b for b, c in zip(w.baseline["wall"], w.candidate["wall"], strict=True)]
+            found.setdefault(stream.label, []).append(statistics.median(ratios))
+    return {label: (statistics.median(r) - 1.0) * 100.0 for label, r in found.items()}
+
+
 # ----- the JSON-lines record ------------------------------------------------------------------
 
 

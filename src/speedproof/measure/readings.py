@@ -1,8 +1,8 @@
 """Turn measured series into comparisons: one per metric per workload, plus binary size.
 
 The timed lane's pairs are analysed as pairs (`stats.paired_compare`: per-pair log ratios, a
-paired t and a Wilcoxon signed-rank test) at the current look's level; then, within each metric,
-Holm's correction across the workloads, so that the chance that ANY workload shows a false
+trimmed paired t and a Wilcoxon signed-rank test) at the current look's level; then, within each
+metric, Holm's correction across the workloads, so that the chance that ANY workload shows a false
 significant change stays at the look's level however many workloads the manifest declares.
 
 The reported lane's metrics (whatever a benchmark prints) are compared unpaired

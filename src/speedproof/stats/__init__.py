@@ -2,8 +2,8 @@
 
 - `unpaired`: baseline and candidate as two independent samples, Welch's t and Mann-Whitney U
   (ADR 0002); still the rule for samples that are not pairs.
-- `paired`: the timed lane's ABBA pairs as pairs, per-pair log ratios, a paired t and a
-  Wilcoxon signed-rank test that must both agree (ADR 0020).
+- `paired`: the timed lane's ABBA pairs as pairs, per-pair log ratios, a 10 %-trimmed paired t
+  and a Wilcoxon signed-rank test that must both agree (ADR 0020, 0026).
 - `sequential`: the alpha-spending schedule that lets the judge measure in rounds and stop
   early without the false positives of repeated fixed-horizon tests (ADR 0020).
 """
