@@ -22,6 +22,7 @@ from rule_evaluation import (
     anchor_rule,
     evaluate,
     mwu_rule,
+    realized_wins,
     rules_for,
     sequential_rule,
     stream_from_json,
@@ -207,3 +208,19 @@ def test_a_recorded_trial_line_reads_back_as_the_same_stream() -> None:
     del entry["contended"]
     with pytest.raises(StreamError, match="malformed"):
         stream_from_json(line)
+
+
+def test_the_measured_size_of_each_kind_of_trial_is_the_median_over_its_trials() -> None:
+    # Three "10 %" trials whose median pairs read 12 %, 8 % and 6 % faster (the last despite two
+    # slowed pairs): the median over trials of each trial's median pair ratio, -8 %.
+    base = [1.0] * 5
+    trials = [
+        _trial(base, _scaled(base, 0.88)),
+        _trial(base, _scaled(base, 0.92)),
+        _trial(base, [0.94, 0.94, 0.94, 1.5, 1.5]),
+        _trial(base, _scaled(base, 1.0), kind="a/a"),
+    ]
+    found = realized_wins(trials)
+    assert list(found) == ["win 10 %", "a/a"]
+    assert found["win 10 %"] == pytest.approx(-8.0)
+    assert found["a/a"] == pytest.approx(0.0)
