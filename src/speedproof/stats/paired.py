@@ -56,9 +56,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
+from scipy.stats import mstats
 
 from speedproof.evidence import Comparison
-from speedproof.stats.unpaired import MIN_SAMPLES, compare
+from speedproof.stats.unpaired import MIN_SAMPLES, compare, moments
 
 # Largest number of pairs for which the exact signed-rank distribution is used (no zeros, no
 # tied magnitudes): it covers the sequential schedule's 50 pairs in about half a millisecond.
@@ -195,30 +196,19 @@ def _log_ratios(base: list[float], cand: list[float]) -> _LogRatios:
     n = len(values)
     if n == 0:
         return _LogRatios(values, math.nan, math.nan, math.nan, math.nan, 0)
-    mean = math.fsum(values) / n
-    trimmed = float(sps.trim_mean(np.asarray(values), TRIM))
-    cut = int(TRIM * n)
-    # Exactly 0 when every ratio is the same, as `unpaired` does for a constant side: rounding
-    # in a two-pass variance would otherwise turn "no change" into an enormous t.
-    if n < 2 or min(values) == max(values):
-        return _LogRatios(values, mean, 0.0, trimmed, 0.0, n - 2 * cut)
+    # `moments` gives exactly 0 for a constant sample, as `unpaired` does for a constant side:
+    # rounding in a two-pass variance would otherwise turn "no change" into an enormous t.
+    plain = moments(list(values))
+    array = np.asarray(values)
+    winsorized = moments([float(v) for v in mstats.winsorize(array, limits=(TRIM, TRIM))])
     return _LogRatios(
-        values, mean, _sd(values), trimmed, _sd(_winsorized(values, cut)), n - 2 * cut
+        values,
+        plain.mean,
+        math.sqrt(plain.var),
+        float(sps.trim_mean(array, TRIM)),
+        math.sqrt(winsorized.var),
+        n - 2 * int(TRIM * n),
     )
-
-
-def _winsorized(values: Sequence[float], cut: int) -> list[float]:
-    """`values` with the `cut` lowest raised to the next one and the `cut` highest lowered."""
-    ordered = sorted(values)
-    low, high = ordered[cut], ordered[len(ordered) - 1 - cut]
-    return [min(max(v, low), high) for v in values]
-
-
-def _sd(values: Sequence[float]) -> float:
-    if min(values) == max(values):
-        return 0.0
-    mean = math.fsum(values) / len(values)
-    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
 def _tests(ratios: _LogRatios, alpha: float) -> _PairedTests:

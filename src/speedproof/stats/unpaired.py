@@ -40,7 +40,7 @@ CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
-class _Moments:
+class Moments:
     n: int
     mean: float
     var: float
@@ -76,7 +76,7 @@ def compare(
     where = f"metric {metric!r} on workload {workload!r}"
     base_values = _samples(baseline, "baseline", where)
     cand_values = _samples(candidate, "candidate", where)
-    base, cand = _moments(base_values), _moments(cand_values)
+    base, cand = moments(base_values), moments(cand_values)
     untested = Comparison(
         workload=workload,
         metric=metric,
@@ -149,16 +149,17 @@ def _samples(values: Sequence[float], side: str, where: str) -> list[float]:
     return floats
 
 
-def _moments(values: list[float]) -> _Moments:
+def moments(values: list[float]) -> Moments:
+    """Count, mean and sample variance; the variance exactly 0 for a constant sample."""
     n = len(values)
     if n == 0:
-        return _Moments(0, math.nan, math.nan)
+        return Moments(0, math.nan, math.nan)
     mean = math.fsum(values) / n
     # Exactly 0 for a constant sample (binary size, often memory): numpy's two-pass variance
     # leaves ~1e-34 of rounding there, which would turn "no change" into a huge t.
     if n < 2 or min(values) == max(values):
-        return _Moments(n, mean, 0.0)
-    return _Moments(n, mean, math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+        return Moments(n, mean, 0.0)
+    return Moments(n, mean, math.fsum((v - mean) ** 2 for v in values) / (n - 1))
 
 
 def _relative(difference: float, base_mean: float) -> float:
@@ -170,11 +171,11 @@ def _relative(difference: float, base_mean: float) -> float:
     return difference / base_mean * 100.0
 
 
-def _standard_error(base: _Moments, cand: _Moments) -> float:
+def _standard_error(base: Moments, cand: Moments) -> float:
     return math.sqrt(base.var / base.n + cand.var / cand.n)
 
 
-def _tests(baseline: list[float], candidate: list[float], base: _Moments, cand: _Moments) -> _Tests:
+def _tests(baseline: list[float], candidate: list[float], base: Moments, cand: Moments) -> _Tests:
     difference = cand.mean - base.mean
     if _standard_error(base, cand) == 0.0:
         # Both sides constant: scipy answers NaN. Equal constants are no evidence of a change
@@ -198,14 +199,14 @@ def _tests(baseline: list[float], candidate: list[float], base: _Moments, cand: 
     return _Tests(float(welch.statistic), float(welch.pvalue), p_mwu, _welch_df(base, cand))
 
 
-def _welch_df(base: _Moments, cand: _Moments) -> float:
+def _welch_df(base: Moments, cand: Moments) -> float:
     """Welch-Satterthwaite degrees of freedom."""
     a = base.var / base.n
     b = cand.var / cand.n
     return (a + b) ** 2 / (a * a / (base.n - 1) + b * b / (cand.n - 1))
 
 
-def _interval(base: _Moments, cand: _Moments, df: float) -> tuple[float, float]:
+def _interval(base: Moments, cand: Moments, df: float) -> tuple[float, float]:
     """The CONFIDENCE interval on the difference of means, as a percentage of the baseline mean.
 
     The baseline mean is treated as exact: at 25 pairs and a few % noise its own uncertainty
@@ -224,7 +225,7 @@ def _interval(base: _Moments, cand: _Moments, df: float) -> tuple[float, float]:
     return min(ends), max(ends)
 
 
-def _note(base: _Moments, cand: _Moments, finite: bool) -> str:
+def _note(base: Moments, cand: Moments, finite: bool) -> str:
     if not finite:
         return (
             f"the baseline mean is {base.mean:g}, so the change cannot be expressed as a "
