@@ -58,6 +58,7 @@ from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.manifest import Manifest, Workload, load_manifest
 from speedproof.measure.environment import contended, describe_environment
+from speedproof.measure.pinning import CpuSetting, describe, timed_cpus
 from speedproof.measure.readings import TIMED_METRICS
 from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs
 from speedproof.program import Invocation, Program, Side
@@ -111,6 +112,7 @@ class Bench:
     workloads: list[Workload]
     max_pairs: int
     seed: int | None
+    cpus: frozenset[int] | None = None
     programs: dict[str, Program] = field(default_factory=dict)
     checks: dict[str, BehaviourResult] = field(default_factory=dict)
 
@@ -162,7 +164,7 @@ class Bench:
                 sandbox=self.sandbox,
                 check=self.checks[planned.label].check_for(workload.id),
                 timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
-                round_=Round(seed=seed),
+                round_=Round(seed=seed, cpus=self.cpus),
             )
             entries[workload.id] = _entry(series, time.perf_counter() - begun)
         return {
@@ -192,6 +194,15 @@ def _entry(series: PairSeries, seconds: float) -> dict[str, Any]:
     }
 
 
+def with_timed_cpus(manifest: Manifest, setting: str | None) -> Manifest:
+    """The manifest with `[policy] timed_cpus` replaced by `setting` ("all" or a count)."""
+    if setting is None:
+        return manifest
+    value: CpuSetting = "all" if setting == "all" else int(setting)
+    policy = manifest.policy.model_copy(update={"timed_cpus": value})
+    return manifest.model_copy(update={"policy": policy})
+
+
 def _built(manifest: Manifest, sandbox: Sandbox, tree: Tree) -> Program:
     result = toolchain_for(manifest, sandbox).build(tree)
     if not result.ok or result.program is None:
@@ -208,10 +219,15 @@ def prepared(
     with ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="speedproof-mr-")))
         repo = materialise(get_example(args.example), scratch)
-        manifest = load_manifest(repo).manifest
+        manifest = with_timed_cpus(load_manifest(repo).manifest, args.timed_cpus)
         sandbox = make_sandbox()
         bench = Bench(
-            manifest, sandbox, chosen(manifest, args.workloads), args.max_pairs, args.seed
+            manifest,
+            sandbox,
+            chosen(manifest, args.workloads),
+            args.max_pairs,
+            args.seed,
+            timed_cpus(manifest.policy.timed_cpus),
         )
         ids = [w.id for w in bench.workloads]
         if setup is not None and setup["workloads"] != ids:
@@ -251,6 +267,7 @@ def _setup(args: argparse.Namespace, bench: Bench, sizing: Sizing) -> dict[str, 
         "iterations": {f"{w:g}": n for w, n in sizing.iterations.items()},
         "command": command_line(),
         "machine": describe_environment().as_dict(),
+        "timed_cpus": describe(bench.cpus),
     }
 
 
@@ -406,6 +423,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=None, help="seed of the environment sizes")
     parser.add_argument("--out", type=Path, default=None, help="JSON-lines record (resumable)")
     parser.add_argument("--from-file", type=Path, default=None, help="evaluate a record only")
+    parser.add_argument(
+        "--timed-cpus",
+        default=None,
+        help='pin the timed runs to this many CPUs, or "all"; default: the manifest\'s setting',
+    )
     args = parser.parse_args()
     if args.max_pairs < 2 * FIXED_PAIRS:
         parser.error(f"--max-pairs must be at least {2 * FIXED_PAIRS}: rule (b) may read that many")

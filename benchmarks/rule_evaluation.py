@@ -35,7 +35,7 @@ from speedproof.manifest import Manifest
 from speedproof.measure.environment import LoadSnapshot
 from speedproof.measure.readings import TIMED_METRICS, lane_comparisons
 from speedproof.measure.runner import LoadWindow, PairSeries, Sample
-from speedproof.policy import accepts_at, decide, keep_measuring
+from speedproof.policy import decide, keep_measuring, streaks
 from speedproof.program import Side
 from speedproof.stats import Schedule, compare
 
@@ -162,10 +162,14 @@ def _tiers(manifest: Manifest) -> dict[str, str]:
 
 
 def sequential_evidence(
-    stream: TrialStream, manifest: Manifest, schedule: Schedule, look: int, earlier: int = 0
+    stream: TrialStream,
+    manifest: Manifest,
+    schedule: Schedule,
+    look: int,
+    earlier: tuple[int, int] = (0, 0),
 ) -> Evidence:
     """The evidence the judge has at `look`: the look's pairs, tested at the look's level, and
-    how many looks in a row before it would have accepted."""
+    how many looks in a row before it would have accepted and rejected."""
     alpha = schedule.alpha_at(look)
     part = stream.prefix(schedule.pairs_at(look))
     comparisons = lane_comparisons(part.series(), manifest, tiers=_tiers(manifest), alpha=alpha)
@@ -178,7 +182,8 @@ def sequential_evidence(
         look=look,
         final=look >= schedule.looks(),
         alpha=alpha,
-        earlier_accepts=earlier,
+        earlier_accepts=earlier[0],
+        earlier_rejects=earlier[1],
     )
 
 
@@ -192,10 +197,10 @@ def sequential_rule(schedule: Schedule) -> Rule:
                 f"{schedule.max_pairs}"
             )
         rules = manifest.rules()
-        look, earlier = 1, 0
+        look = 1
         evidence = sequential_evidence(stream, manifest, schedule, look)
         while keep_measuring(evidence, rules):
-            earlier = earlier + 1 if accepts_at(evidence, rules) else 0
+            earlier = streaks(evidence, rules)
             look += 1
             evidence = sequential_evidence(stream, manifest, schedule, look, earlier)
         verdict = decide(evidence, rules)
@@ -260,6 +265,10 @@ def fixed_evidence(comparisons: Iterable[Comparison]) -> Evidence:
         look=1,
         final=True,
         alpha=LEVEL,
+        # The fixed rules confirm nothing at a second look: counted as already confirmed, so
+        # speedproof's two-look rule for changes near the floor or limit is not applied to them.
+        earlier_accepts=1,
+        earlier_rejects=1,
     )
 
 

@@ -172,3 +172,15 @@ def test_instructions_as_the_primary_metric_needs_the_lane_enabled() -> None:
     assert parse_manifest(text).lane == "instructions"
     message = _error(text + "\n[instructions]\nenabled = false\n")
     assert "needs [instructions] enabled = true" in message
+
+
+def test_timed_runs_are_pinned_only_when_the_manifest_says_so() -> None:
+    assert parse_manifest(GOOD).policy.timed_cpus == "all"
+    assert parse_manifest(GOOD.replace("pairs = 30", "timed_cpus = 2")).policy.timed_cpus == 2
+    assert parse_manifest(GOOD.replace("pairs = 30", "timed_cpus = 1")).policy.timed_cpus == 1
+
+
+@pytest.mark.parametrize("value", ["0", '"some"', "-1"])
+def test_a_timed_cpus_that_is_neither_a_count_nor_all_is_named_with_its_line(value: str) -> None:
+    message = _error(GOOD.replace("pairs = 30", f"timed_cpus = {value}"))
+    assert "`policy.timed_cpus` (line 20)" in message

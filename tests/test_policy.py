@@ -159,7 +159,7 @@ def test_a_manifest_tolerance_replaces_the_limit_for_its_metric() -> None:
         reading("parse", -5.0, metric="success", seed=40), lower_is_better=False
     )  # success fell 5 %: within its 10 % tolerance
     assert decide(evidence(BIG_WIN, worse), rules).verdict == "accepted"
-    much_worse = replace(reading("parse", -15.0, metric="success", seed=41), lower_is_better=False)
+    much_worse = replace(reading("parse", -25.0, metric="success", seed=41), lower_is_better=False)
     verdict = decide(evidence(BIG_WIN, much_worse), rules)
     assert verdict.verdict == "rejected"
     assert "10% guardrail" in verdict.reasons[0]
@@ -257,7 +257,7 @@ def test_a_holdout_guardrail_reading_is_noted_but_not_judged() -> None:
 
 
 def test_a_significant_regression_of_the_primary_metric_rejects_naming_the_workload() -> None:
-    verdict = decide(evidence(BIG_WIN, reading("render", 3.0, seed=17)), RULES)
+    verdict = decide(evidence(BIG_WIN, reading("render", 5.0, seed=17)), RULES)
     assert verdict.verdict == "rejected"
     assert "render" in verdict.reasons[0] and "wall" in verdict.reasons[0]
 
@@ -401,3 +401,31 @@ def test_a_win_below_twice_the_floor_must_hold_at_two_looks_in_a_row() -> None:
 
 def test_a_win_of_twice_the_floor_or_more_needs_no_second_look() -> None:
     assert decide(evidence(reading("parse", -6.5), final=False), RULES).verdict == "accepted"
+
+
+def test_a_worsening_below_twice_the_limit_must_hold_at_two_looks_before_it_rejects() -> None:
+    from speedproof.policy import rejects_at, streaks
+
+    near = evidence(BIG_WIN, reading("render", 3.0, seed=17), final=False)
+    first = decide(near, RULES)
+    assert first.verdict == "inconclusive"
+    assert "the next look must confirm it" in first.reasons[0]
+    assert "render" in first.reasons[0]
+    assert rejects_at(near, RULES)
+    assert keep_measuring(near, RULES)
+    assert streaks(near, RULES) == (0, 1)
+    confirmed = decide(replace(near, earlier_rejects=1), RULES)
+    assert confirmed.verdict == "rejected"
+    assert "render" in confirmed.reasons[0] and "wall" in confirmed.reasons[0]
+
+
+def test_an_unconfirmed_worsening_at_the_last_look_blocks_the_accept() -> None:
+    last = decide(evidence(BIG_WIN, reading("parse", 3.0, metric="memory", seed=18)), RULES)
+    assert last.verdict == "inconclusive"
+    assert "no later look is left to confirm it" in last.reasons[0]
+    assert "blocks an accept" in last.reasons[0]
+
+
+def test_a_worsening_of_twice_the_limit_or_more_rejects_at_once() -> None:
+    verdict = decide(evidence(BIG_WIN, reading("render", 4.5, seed=19), final=False), RULES)
+    assert verdict.verdict == "rejected"

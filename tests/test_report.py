@@ -116,6 +116,18 @@ def _call(
     )
 
 
+# The machine facts the judge records for every candidate (`describe_environment().as_dict()`).
+MACHINE = {
+    "cpu_model": "Example CPU @ 3.0GHz",
+    "cores": 2,
+    "online_cores": 2,
+    "governor": "performance",
+    "load_1m": 0.4199,
+}
+MEASURED_ON = "Example CPU @ 3.0GHz, 2 of 2 cores, governor performance, 1-minute load 0.42, "
+MEASURED_ON += "timed on CPU 1"
+
+
 def _candidate(ledger: Ledger, diff: str, base_rev: str, campaign: str | None = CAMPAIGN) -> int:
     return ledger.start_candidate(
         origin="campaign" if campaign else "judge",
@@ -125,7 +137,7 @@ def _candidate(ledger: Ledger, diff: str, base_rev: str, campaign: str | None = 
         patch_sha256="ab" * 32,
         diff=diff,
         sandbox="bwrap",
-        facts={"lane": "timed"},
+        facts={"lane": "timed", "machine": MACHINE, "timed_cpus": "CPU 1"},
         campaign=campaign,
     )
 
@@ -889,3 +901,13 @@ def test_an_advisor_event_that_is_not_what_its_writer_records_is_a_named_error(
         _event(ledger, "advisor", {"what": "causes", "parent": "a" * 40, "model": "static-v1"})
     with pytest.raises(InfrastructureError, match=r"advisor event .* KeyError: 'functions'"):
         load_report(tmp_path)
+
+
+def test_each_candidate_names_the_machine_and_cpus_it_was_measured_on(
+    report: ReportData, written: dict[str, str]
+) -> None:
+    candidate = report.campaigns[0].candidates[0]
+    assert candidate.measured_on() == MEASURED_ON
+    assert f"- measured on: {MEASURED_ON}" in written["md"]
+    assert MEASURED_ON in "".join(_parse(written["html"]).text)
+    assert candidate.model_copy(update={"facts": {"lane": "timed"}}).measured_on() is None

@@ -29,6 +29,8 @@ from speedproof.measure.instructions import (
     count_instructions,
     instruction_comparison,
 )
+from speedproof.measure.pinning import describe as describe_cpus
+from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.readings import size_comparison
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
@@ -194,6 +196,8 @@ class Judge:
             self.manifest, sandbox, caches=options.cache_dir
         )
         self.schedule = schedule_for(self.manifest, options.pairs)
+        # Read once, before anything is measured: a setting this machine cannot meet stops here.
+        self.timed_cpus = timed_cpus(self.manifest.policy.timed_cpus)
         # Baseline instruction counts per (base revision, workload): a campaign judges many
         # candidates against one base, and the baseline's count cannot change.
         self._baseline_ir: dict[tuple[str, str], InstructionReading] = {}
@@ -207,6 +211,7 @@ class Judge:
         self.gates, self.timings = [], {}
         facts = {
             "machine": describe_environment(go=None).as_dict(),
+            "timed_cpus": describe_cpus(self.timed_cpus),
             "toolchain": self.toolchain.versions(),
             "schedule": {
                 "round_pairs": self.schedule.round_pairs,

@@ -144,6 +144,9 @@ class Evidence:
     # How many looks in a row just before this one would have accepted (`policy.accepts_at`):
     # an accept resting on less than twice the floor must hold at two consecutive looks.
     earlier_accepts: int = 0
+    # The same for rejects (`policy.rejects_at`): a reject resting on a worsening of less than
+    # twice its limit must hold at two consecutive looks too.
+    earlier_rejects: int = 0
     # Said of the measurement, not of the candidate (a contended machine, an unstable lane):
     # carried into the verdict's notes, never a reason.
     measurement_notes: tuple[str, ...] = ()

@@ -122,6 +122,18 @@ class Policy(_Strict):
     pairs: int | None = Field(default=None, ge=4, le=10000)
     timeout_multiple: float = Field(default=2.0, ge=1.0)
     timeout_floor_s: float = Field(default=30.0, gt=0)
+    # How many CPUs the timed runs are pinned to, or "all" (the default) for none
+    # (speedproof.measure.pinning, docs/adr/0027). Pinned to one, a run varies a third as much on
+    # a 2-vCPU machine, but a Go program then runs with one P and its collector on the same core:
+    # opt in where the program's speed is single-core speed.
+    timed_cpus: int | Literal["all"] = "all"
+
+    @field_validator("timed_cpus", mode="before")
+    @classmethod
+    def _cpu_count_or_all(cls, value: object) -> object:
+        if value == "all" or (type(value) is int and value >= 1):
+            return value
+        raise ValueError(f'must be a number of CPUs (1 or more) or "all", got {value!r}')
 
     @model_validator(mode="after")
     def _schedule_sound(self) -> Policy:

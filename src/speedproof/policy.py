@@ -35,6 +35,10 @@ INSTRUCTIONS = "instructions"
 # look before too. Measured on this machine (benchmarks/measurement_rules.py): every A/A false
 # accept of the sequential rule read between 3.0 and 3.3 % at a 3 % floor when the machine was
 # quiet; a win near the floor that is real stays one at the next look, noise rarely does twice.
+# A reject resting on a worsening of less than this multiple of its limit likewise: the false
+# rejects of 190 pinned trials were peak memory +2.30 % and +2.43 % at a 2 % limit, one look
+# each, one of them on a true 10 % win (docs/adr/0027). An unconfirmed worsening still blocks
+# an accept: the look is inconclusive, never accepted.
 CONFIRM_MULTIPLE = 2.0
 
 
@@ -53,6 +57,21 @@ def accepts_at(evidence: Evidence, rules: PolicyRules) -> bool:
     The schedule counts these looks in a row into `Evidence.earlier_accepts`.
     """
     return _judge(replace(evidence, earlier_accepts=1), rules).verdict == "accepted"
+
+
+def rejects_at(evidence: Evidence, rules: PolicyRules) -> bool:
+    """Whether this look alone would reject, before the two-look confirmation of a small worsening.
+
+    The schedule counts these looks in a row into `Evidence.earlier_rejects`.
+    """
+    return _judge(replace(evidence, earlier_rejects=1), rules).verdict == "rejected"
+
+
+def streaks(evidence: Evidence, rules: PolicyRules) -> tuple[int, int]:
+    """(earlier_accepts, earlier_rejects) for the look after `evidence`'s."""
+    accepts = evidence.earlier_accepts + 1 if accepts_at(evidence, rules) else 0
+    rejects = evidence.earlier_rejects + 1 if rejects_at(evidence, rules) else 0
+    return accepts, rejects
 
 
 def keep_measuring(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
@@ -111,9 +130,13 @@ def _judge(evidence: Evidence, rules: PolicyRules) -> Verdict:
     worsenings = sorted(
         _judged_worsenings(evidence, rules), key=lambda c: c.metric == rules.primary_metric
     )
-    failures = [reason for reason in (_why_rejected(c, rules) for c in worsenings) if reason]
-    if failures:
-        return Verdict("rejected", tuple(failures), notes=notes)
+    rejecting = [c for c in worsenings if _why_rejected(c, rules)]
+    confirmed = [c for c in rejecting if not _unconfirmed_worsening(c, evidence, rules)]
+    if confirmed:
+        return Verdict("rejected", tuple(_why_rejected(c, rules) for c in confirmed), notes=notes)
+    if rejecting:
+        waiting = tuple(_unconfirmed_worsening(c, evidence, rules) for c in rejecting)
+        return Verdict("inconclusive", waiting, notes=notes)
     return _improvement(evidence, rules, notes)
 
 
@@ -190,6 +213,27 @@ def _why_rejected(c: Comparison, rules: PolicyRules) -> str:
     return (
         f"{c.metric} is {how} on workload {c.workload} ({c.tier}): {c.render()}, beyond the "
         f"{rules.limit_for(c.metric):g}% {kind}{why}."
+    )
+
+
+def _unconfirmed_worsening(c: Comparison, evidence: Evidence, rules: PolicyRules) -> str:
+    """Why a significant worsening near its limit does not reject yet; "" when it does."""
+    limit = rules.limit_for(c.metric)
+    threshold = CONFIRM_MULTIPLE * limit
+    if (
+        c.exact
+        or not rules.statistical_support_required
+        or -c.improvement_pct >= threshold
+        or evidence.earlier_rejects >= 1
+    ):
+        return ""
+    when = (
+        "no later look is left to confirm it" if evidence.final else "the next look must confirm it"
+    )
+    return (
+        f"{c.metric} is significantly worse on workload {c.workload} ({c.tier}): {c.render()}, "
+        f"beyond the {limit:g}% limit but by less than {threshold:g}% (twice the limit), and the "
+        f"look before did not reject; {when}. An unconfirmed worsening blocks an accept."
     )
 
 

@@ -25,7 +25,7 @@ def render_report(report: CalibrationReport, console: Console) -> None:
     title = (
         f"calibration of {report.target} at {report.base_rev[:12]} — "
         f"{machine.get('cpu_model', '?')}, governor {machine.get('governor', '?')}, "
-        f"load {machine.get('load_1m', '?')}"
+        f"load {machine.get('load_1m', '?')}, timed on {machine.get('timed_cpus', '?')}"
     )
     table = Table(
         "trial",

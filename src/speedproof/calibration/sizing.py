@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from speedproof.calibration.inject import add_slowdown, extra_for_win
 from speedproof.errors import InfrastructureError
 from speedproof.manifest import Manifest, Workload
+from speedproof.measure.pinning import judge_elsewhere, timed_cpus
 from speedproof.measure.runner import run_invocation
 from speedproof.program import Invocation, Program
 from speedproof.sandbox import Sandbox
@@ -63,12 +64,15 @@ def _median_walls(
     """Median wall of each program on `workload`, the programs interleaved run by run."""
     prefix = tuple(manifest.target.prefix)
     walls: list[list[float]] = [[] for _ in programs]
-    for _ in range(WARMUP_RUNS + PILOT_RUNS):
-        for index, program in enumerate(programs):
-            result = run_invocation(
-                Invocation(program, workload, prefix), sandbox=sandbox, timeout_s=workload.timeout_s
-            )
-            walls[index].append(result.wall_s)
+    # Sized on the CPUs the trials are timed on, or the win would be sized for another machine.
+    cpus = timed_cpus(manifest.policy.timed_cpus)
+    with judge_elsewhere(cpus):
+        for _ in range(WARMUP_RUNS + PILOT_RUNS):
+            for index, program in enumerate(programs):
+                invocation = Invocation(program, workload, prefix)
+                timeout = workload.timeout_s
+                result = run_invocation(invocation, sandbox=sandbox, timeout_s=timeout, cpus=cpus)
+                walls[index].append(result.wall_s)
     return [statistics.median(w[WARMUP_RUNS:]) for w in walls]
 
 

@@ -31,6 +31,8 @@ from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.manifest import LoadedManifest
 from speedproof.measure.environment import describe_environment
+from speedproof.measure.pinning import describe as describe_cpus
+from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.policy import decide
 from speedproof.program import Program, Side
@@ -220,7 +222,10 @@ class Calibration:
             },
             trials=tuple(trials),
             sandbox=self.sandbox.name,
-            machine=describe_environment().as_dict(),
+            machine={
+                **describe_environment().as_dict(),
+                "timed_cpus": describe_cpus(timed_cpus(self.manifest.policy.timed_cpus)),
+            },
         )
 
     # ----- checkouts and builds -----------------------------------------------------------

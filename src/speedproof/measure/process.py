@@ -45,6 +45,12 @@ _LAUNCHER = """
 import os, signal, sys, time
 report = int(sys.argv[1])
 os.set_inheritable(report, False)
+if sys.argv[2] != "-":
+    try:
+        os.sched_setaffinity(0, {int(cpu) for cpu in sys.argv[2].split(",")})
+    except OSError as exc:
+        os.write(report, f"pin CPUs {sys.argv[2]}: {exc.strerror}".encode())
+        sys.exit(1)
 start = time.perf_counter()
 pid = os.fork()
 if pid == 0:
@@ -52,9 +58,9 @@ if pid == 0:
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     try:
-        os.execv(sys.argv[2], sys.argv[3:])
+        os.execv(sys.argv[3], sys.argv[4:])
     except OSError as exc:
-        os.write(2, f"cannot start {sys.argv[3]!r}: {exc.strerror}\\n".encode())
+        os.write(2, f"cannot start {sys.argv[4]!r}: {exc.strerror}\\n".encode())
     os._exit(127)
 _, status, usage = os.wait4(pid, 0)
 end = time.perf_counter()
@@ -167,7 +173,10 @@ def _launched(
     own figures stand in, and the result says timed_out.
     """
     report.seek(0)
-    fields = report.read().split()
+    text = report.read()
+    if text.startswith(b"pin "):
+        raise InfrastructureError(f"cannot {text.decode(errors='replace')}")
+    fields = text.split()
     if len(fields) == 4:
         return int(fields[0]), float(fields[1]), float(fields[2]), int(fields[3])
     if timed_out:
@@ -184,8 +193,13 @@ def run_process(
     timeout_s: float,
     stdin: Path | None = None,
     env: Mapping[str, str] | None = None,
+    cpus: frozenset[int] | None = None,
 ) -> ProcessResult:
-    """Run `argv` inside `sandbox` and return what the kernel accounted for it."""
+    """Run `argv` inside `sandbox` and return what the kernel accounted for it.
+
+    With `cpus`, the run and everything it starts may use only those CPUs (see
+    `speedproof.measure.pinning`); a set the kernel refuses is an `InfrastructureError`.
+    """
     wrapped = sandbox.wrap(argv, cwd=cwd, spec=spec)
     environment = dict(spec.env if env is None else env)
     with (
@@ -195,7 +209,9 @@ def run_process(
         _stdin(stdin) as source,
     ):
         executable = _resolve(wrapped[0], cwd, environment)
-        launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(report.fileno()), executable]
+        pin = "-" if cpus is None else ",".join(str(cpu) for cpu in sorted(cpus))
+        launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(report.fileno()), pin]
+        launcher.append(executable)
         start = time.perf_counter()
         try:
             proc = subprocess.Popen(

@@ -36,6 +36,7 @@ from typing import Literal, Protocol
 
 from speedproof.manifest import Policy, Workload
 from speedproof.measure.environment import LoadSnapshot, load_snapshot
+from speedproof.measure.pinning import judge_elsewhere
 from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.reported import MetricsError, parse_metrics
 from speedproof.program import Invocation, Side
@@ -239,11 +240,17 @@ class PairSeries:
 
 
 def run_invocation(
-    invocation: Invocation, *, sandbox: Sandbox, timeout_s: float, env_pad: int = 0
+    invocation: Invocation,
+    *,
+    sandbox: Sandbox,
+    timeout_s: float,
+    env_pad: int = 0,
+    cpus: frozenset[int] | None = None,
 ) -> ProcessResult:
     """One workload run of one side, in its target folder, with its own sandbox spec.
 
-    With `env_pad` > 0 the environment gains ENV_PAD_VARIABLE of that many bytes.
+    With `env_pad` > 0 the environment gains ENV_PAD_VARIABLE of that many bytes; with `cpus`
+    the run is pinned to those CPUs.
     """
     spec = invocation.program.spec()
     env = None if env_pad <= 0 else {**spec.env, ENV_PAD_VARIABLE: "x" * env_pad}
@@ -255,6 +262,7 @@ def run_invocation(
         timeout_s=timeout_s,
         stdin=invocation.stdin,
         env=env,
+        cpus=cpus,
     )
 
 
@@ -285,12 +293,15 @@ class _Recorder:
     failures: list[RunFailure]
     rng: random.Random
     metrics: tuple[str, ...] = ()
+    cpus: frozenset[int] | None = None
 
     def run(self, invocation: Invocation, pair_index: int, position: int, timeout_s: float) -> bool:
         """Run once and record it; False when the series must stop."""
         self.check.prepare(invocation)
         pad = self.rng.randrange(ENV_PAD_LIMIT)
-        result = run_invocation(invocation, sandbox=self.sandbox, timeout_s=timeout_s, env_pad=pad)
+        result = run_invocation(
+            invocation, sandbox=self.sandbox, timeout_s=timeout_s, env_pad=pad, cpus=self.cpus
+        )
         side = invocation.program.side
         reported, metrics_error = self._reported(result)
         sample = Sample(
@@ -366,6 +377,8 @@ class Round:
     # The per-run timeout an earlier round derived from its baseline warm-ups.
     limit_s: float | None = None
     seed: int | None = None
+    # The CPUs every run is pinned to (`speedproof.measure.pinning`); None leaves them free.
+    cpus: frozenset[int] | None = None
 
 
 def measure_pairs(
@@ -390,15 +403,25 @@ def measure_pairs(
         raise ValueError(f"need pairs >= 1 and warmup >= 0, got {pairs} and {where.warmup}")
     before = load_snapshot()
     recorder = _Recorder(
-        sandbox, check, on_sample, [], [], [], [], random.Random(where.seed), tuple(metrics)
+        sandbox,
+        check,
+        on_sample,
+        [],
+        [],
+        [],
+        [],
+        random.Random(where.seed),
+        tuple(metrics),
+        where.cpus,
     )
-    warm = [(baseline, -1, 0), (candidate, -1, 1)] * where.warmup
-    warmed = _run_all(recorder, warm, timeout.warmup_s)
-    limit = where.limit_s
-    if limit is None:
-        limit = timeout.for_pairs([s.wall_s for s in recorder.warmups if s.side == "baseline"])
-    if warmed:
-        _run_all(recorder, _pair_order(baseline, candidate, pairs, where.first_pair), limit)
+    with judge_elsewhere(where.cpus):
+        warm = [(baseline, -1, 0), (candidate, -1, 1)] * where.warmup
+        warmed = _run_all(recorder, warm, timeout.warmup_s)
+        limit = where.limit_s
+        if limit is None:
+            limit = timeout.for_pairs([s.wall_s for s in recorder.warmups if s.side == "baseline"])
+        if warmed:
+            _run_all(recorder, _pair_order(baseline, candidate, pairs, where.first_pair), limit)
     return PairSeries(
         workload=baseline.workload.id,
         samples=tuple(recorder.samples),

@@ -25,6 +25,7 @@ from typing import Any
 from speedproof.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.environment import contended, own_load
+from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.runner import (
     PairSeries,
@@ -34,7 +35,7 @@ from speedproof.measure.runner import (
     TimeoutRule,
     measure_pairs,
 )
-from speedproof.policy import accepts_at, decide, keep_measuring
+from speedproof.policy import decide, keep_measuring, streaks
 from speedproof.program import Invocation, Program, Side
 from speedproof.sandbox import Sandbox
 from speedproof.stats import Schedule
@@ -93,8 +94,9 @@ class Measured:
     remeasured: bool = False
     next_series: int = 0
     look: int = 0
-    # Looks in a row, just before the current one, that would have accepted.
+    # Looks in a row, just before the current one, that would have accepted (rejected).
     earlier_accepts: int = 0
+    earlier_rejects: int = 0
 
 
 @dataclass
@@ -117,7 +119,7 @@ class SequentialMeasurement:
         rules = self.manifest.rules()
         evidence = self._look(state, chosen)
         while keep_measuring(evidence, rules):
-            state.earlier_accepts = state.earlier_accepts + 1 if accepts_at(evidence, rules) else 0
+            state.earlier_accepts, state.earlier_rejects = streaks(evidence, rules)
             self.sinks.progress("round", f"look {state.look} is not settled; one more round")
             evidence = self._look(state, chosen)
         return self._holdout(state, evidence)
@@ -170,6 +172,7 @@ class SequentialMeasurement:
             first_pair=before,
             warmup=0 if workload.id in state.limits else 1,
             limit_s=state.limits.get(workload.id),
+            cpus=timed_cpus(self.manifest.policy.timed_cpus),
         )
         start = time.perf_counter()
         measured = measure_pairs(
@@ -235,6 +238,7 @@ class SequentialMeasurement:
             final=state.look >= self.schedule.looks(),
             alpha=alpha,
             earlier_accepts=state.earlier_accepts,
+            earlier_rejects=state.earlier_rejects,
             measurement_notes=(*state.notes, *_contention_notes(state.contended)),
         )
 

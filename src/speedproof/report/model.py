@@ -221,6 +221,23 @@ class Candidate(_Model):
     facts: dict[str, Any]
     advisor: AdvisorReview | None = None
 
+    def measured_on(self) -> str | None:
+        """The machine facts the judge recorded, in one line (None when it recorded none)."""
+        machine = self.facts.get("machine")
+        if not isinstance(machine, dict):
+            return None
+        load = machine.get("load_1m")
+        words = [
+            f"{machine.get('cpu_model', 'unknown CPU')}",
+            f"{machine.get('cores', '?')} of {machine.get('online_cores', '?')} cores",
+            f"governor {machine.get('governor', 'unknown')}",
+            f"1-minute load {load:.2f}" if isinstance(load, int | float) else "load unknown",
+        ]
+        pinned = self.facts.get("timed_cpus")
+        if pinned is not None:
+            words.append(f"timed on {pinned}")
+        return ", ".join(words)
+
 
 class Event(_Model):
     created_at: str
