@@ -21,6 +21,7 @@ from speedproof.calibration.inject import (
     add_slowdown,
     extra_for_win,
 )
+from speedproof.calibration.sizing import iterations_for_win, median_pair_share
 from speedproof.cli import app
 from speedproof.evaluate import Judge, JudgeOptions
 from speedproof.examples import find_examples, materialise
@@ -43,6 +44,25 @@ def test_a_known_win_needs_a_wait_of_w_p_over_one_minus_p() -> None:
     assert extra_for_win(50.0, 0.2) == pytest.approx(0.2)
     with pytest.raises(ValueError, match="strictly between 0 and 100"):
         extra_for_win(100.0, 1.0)
+
+
+def test_a_win_is_sized_from_the_probes_share_of_the_base() -> None:
+    # A probe of 1,000 iterations costs 20 % of the base; a 10 % win needs 1/9 of the base,
+    # so 1000 * (1/9) / 0.2 = 556 iterations.
+    assert iterations_for_win(10.0, 0.2, 1000) == 556
+    assert iterations_for_win(50.0, 0.5, 1000) == 2000
+    with pytest.raises(ValueError, match="must cost something"):
+        iterations_for_win(10.0, 0.0, 1000)
+
+
+def test_the_probes_share_is_the_median_pair_ratio_whatever_state_each_pair_ran_in() -> None:
+    # Pairs in a fast (40 ms) and a slow (60 ms) state, the probe 25 % dearer in both. The
+    # difference of the medians would read the probe's cost from mismatched states.
+    base = [0.040, 0.040, 0.060, 0.060, 0.060]
+    probe = [0.050, 0.050, 0.075, 0.075, 0.075]
+    assert median_pair_share(base, probe) == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="same number"):
+        median_pair_share(base, probe[:-1])
 
 
 PYTHON_TARGET = """
@@ -104,7 +124,7 @@ def test_the_calibrate_command_prints_json_and_writes_the_ledger(
     assert summary["win"]["accepted"] == 1 and summary["win"]["false_accepts"] is None
     assert all(trial["pairs"] == 10 for trial in printed["trials"])
     sizing = printed["win"]["sizing"]
-    assert sizing["probe_wall_s"] > sizing["base_wall_s"]
+    assert sizing["probe_wall_s"] > sizing["base_wall_s"] and sizing["probe_share"] > 0.15
     assert sizing["iterations"]["40"] > 0
     assert printed["machine"]["cpu_model"] and "governor" in printed["machine"]
     with Ledger.in_folder(ledger) as book:
