@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import statistics
 import sys
@@ -57,10 +56,10 @@ from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.manifest import Manifest, Workload, load_manifest
-from speedproof.measure.environment import contended, describe_environment
+from speedproof.measure.environment import describe_environment, measurement_contended
 from speedproof.measure.pinning import CpuSetting, describe, timed_cpus
 from speedproof.measure.readings import TIMED_METRICS
-from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs
+from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs, private_network
 from speedproof.program import Invocation, Program, Side
 from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.stats import Schedule
@@ -166,7 +165,8 @@ class Bench:
                 timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
                 round_=Round(seed=seed, cpus=self.cpus),
             )
-            entries[workload.id] = _entry(series, time.perf_counter() - begun)
+            private = private_network(self.sandbox, pair["baseline"])
+            entries[workload.id] = _entry(series, time.perf_counter() - begun, private)
         return {
             "type": "trial",
             "trial": planned.trial,
@@ -178,7 +178,7 @@ class Bench:
         }
 
 
-def _entry(series: PairSeries, seconds: float) -> dict[str, Any]:
+def _entry(series: PairSeries, seconds: float, private: bool) -> dict[str, Any]:
     window = series.loads[-1]
     problems = [m.describe() for m in series.mismatches]
     problems += [f.message for f in series.failures]
@@ -188,7 +188,9 @@ def _entry(series: PairSeries, seconds: float) -> dict[str, Any]:
     } | {
         "load_before": window.before.one,
         "load_after": window.after.one,
-        "contended": contended(window.before, window.after, os.cpu_count() or 1),
+        "contended": measurement_contended(
+            window.before, window.after, series.cpu_per_wall, private_network=private
+        ),
         "problems": problems,
         "seconds": seconds,
     }

@@ -6,6 +6,7 @@ No assertion here is about how long anything took: order, counts, errors and pea
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from speedproof.measure.runner import (
     TimeoutRule,
     measure_pairs,
     pair_timeout,
+    private_network,
 )
 from speedproof.program import Invocation, Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
@@ -339,3 +341,24 @@ def test_nonsense_arguments_are_refused(tmp_path: Path, sandbox: Sandbox) -> Non
             check=_Always(),
             timeout=GENEROUS,
         )
+
+
+def _timed(wall_s: float, cpu_s: float) -> Sample:
+    return Sample("baseline", 0, 0, wall_s, cpu_s, 1000, 0, "", "")
+
+
+def test_a_series_reports_the_median_cpu_per_wall_of_its_runs() -> None:
+    samples = (_timed(1.0, 1.3), _timed(2.0, 2.0), _timed(0.5, 1.0), _timed(0.0, 0.1))
+    series = PairSeries("w", samples, (), (), (), (), ())
+    # Ratios 1.3, 1.0 and 2.0; a run with no wall has none.
+    assert series.cpu_per_wall == pytest.approx(1.3)
+    assert PairSeries("w", (), (), (), (), (), ()).cpu_per_wall == 0.0
+
+
+def test_only_a_sandboxed_program_without_network_gets_a_namespace_to_tear_down(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    program = _program(tmp_path, "baseline", "")
+    assert private_network(sandbox, program)
+    assert not private_network(sandbox, replace(program, network=True))
+    assert not private_network(make_sandbox(allow_unsandboxed=True), program)

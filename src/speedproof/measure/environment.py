@@ -127,6 +127,20 @@ def own_load(cpu_per_wall: float, *, private_network: bool = False) -> float:
     return threads + (NETNS_TEARDOWN_LOAD if private_network else 0.0)
 
 
+def measurement_contended(
+    before: LoadSnapshot,
+    after: LoadSnapshot,
+    cpu_per_wall: float,
+    *,
+    private_network: bool,
+    cores: int | None = None,
+) -> bool:
+    """The contention rule for a series of timed runs, its own load allowed for: what the judge
+    re-measures on, and what the benchmarks count. `cores` defaults to this machine's."""
+    own = own_load(cpu_per_wall, private_network=private_network)
+    return contended(before, after, cores or os.cpu_count() or 1, own)
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8", errors="replace")

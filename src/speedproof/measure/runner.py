@@ -30,6 +30,7 @@ that does not print them is a failure of the series, never a silent zero.
 from __future__ import annotations
 
 import random
+import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
@@ -39,7 +40,7 @@ from speedproof.measure.environment import LoadSnapshot, load_snapshot
 from speedproof.measure.pinning import judge_elsewhere
 from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.reported import MetricsError, parse_metrics
-from speedproof.program import Invocation, Side
+from speedproof.program import Invocation, Program, Side
 from speedproof.sandbox import Sandbox
 
 # wall, cpu and memory, or the name of a reported metric.
@@ -167,6 +168,11 @@ class LoadWindow:
     after: LoadSnapshot
 
 
+def private_network(sandbox: Sandbox, program: Program) -> bool:
+    """True when each run of `program` gets a network namespace of its own to tear down."""
+    return sandbox.name != "none" and not program.network
+
+
 @dataclass(frozen=True)
 class PairSeries:
     """Samples of one workload in run order, and everything that went wrong while taking them."""
@@ -182,6 +188,13 @@ class PairSeries:
     @property
     def series_count(self) -> int:
         return len(self.loads)
+
+    @property
+    def cpu_per_wall(self) -> float:
+        """Median CPU seconds per wall second over the runs: above 1, the target's own threads
+        keep more than one task runnable (the contention rule allows for that)."""
+        ratios = [s.cpu_s / s.wall_s for s in self.samples if s.wall_s > 0]
+        return statistics.median(ratios) if ratios else 0.0
 
     @property
     def measurement_error(self) -> RunFailure | None:

@@ -15,8 +15,6 @@ figures calibrate reports are the figures of the rule the judge applies.
 
 from __future__ import annotations
 
-import os
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,7 +22,7 @@ from typing import Any
 
 from speedproof.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest, Workload
-from speedproof.measure.environment import contended, own_load
+from speedproof.measure.environment import measurement_contended
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.runner import (
@@ -34,6 +32,7 @@ from speedproof.measure.runner import (
     Sample,
     TimeoutRule,
     measure_pairs,
+    private_network,
 )
 from speedproof.policy import decide, keep_measuring, streaks
 from speedproof.program import Invocation, Program, Side
@@ -153,11 +152,10 @@ class SequentialMeasurement:
 
     def _contended(self, series: PairSeries) -> bool:
         window = series.loads[-1]
-        ratios = [s.cpu_s / s.wall_s for s in series.samples if s.wall_s > 0]
-        parallel = statistics.median(ratios) if ratios else 0.0
-        private = self.sandbox.name != "none" and not self.programs["baseline"].network
-        own = own_load(parallel, private_network=private)
-        return contended(window.before, window.after, os.cpu_count() or 1, own)
+        private = private_network(self.sandbox, self.programs["baseline"])
+        return measurement_contended(
+            window.before, window.after, series.cpu_per_wall, private_network=private
+        )
 
     def _series(self, state: Measured, workload: Workload, pairs: int, before: int) -> PairSeries:
         index = state.next_series
