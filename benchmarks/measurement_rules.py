@@ -55,9 +55,9 @@ from speedproof.calibration.sizing import Sizing, size_wins
 from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
-from speedproof.manifest import Manifest, Workload, load_manifest
+from speedproof.manifest import Manifest, Policy, Workload, load_manifest
 from speedproof.measure.environment import describe_environment, measurement_contended
-from speedproof.measure.pinning import CpuSetting, describe, timed_cpus
+from speedproof.measure.pinning import describe, timed_cpus
 from speedproof.measure.readings import TIMED_METRICS
 from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs, private_network
 from speedproof.program import Invocation, Program, Side
@@ -200,8 +200,9 @@ def with_timed_cpus(manifest: Manifest, setting: str | None) -> Manifest:
     """The manifest with `[policy] timed_cpus` replaced by `setting` ("all" or a count)."""
     if setting is None:
         return manifest
-    value: CpuSetting = "all" if setting == "all" else int(setting)
-    policy = manifest.policy.model_copy(update={"timed_cpus": value})
+    value: object = "all" if setting == "all" else int(setting)
+    # Validated as the manifest's own value would be: a count below 1 is refused by name.
+    policy = Policy.model_validate({**manifest.policy.model_dump(), "timed_cpus": value})
     return manifest.model_copy(update={"policy": policy})
 
 

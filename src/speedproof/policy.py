@@ -130,13 +130,17 @@ def _judge(evidence: Evidence, rules: PolicyRules) -> Verdict:
     worsenings = sorted(
         _judged_worsenings(evidence, rules), key=lambda c: c.metric == rules.primary_metric
     )
-    rejecting = [c for c in worsenings if _why_rejected(c, rules)]
-    confirmed = [c for c in rejecting if not _unconfirmed_worsening(c, evidence, rules)]
+    # (why it rejects, why it does not reject yet) per worsening beyond its limit.
+    rejecting = [
+        (why, _unconfirmed_worsening(c, evidence, rules))
+        for c in worsenings
+        if (why := _why_rejected(c, rules))
+    ]
+    confirmed = tuple(why for why, waiting in rejecting if not waiting)
     if confirmed:
-        return Verdict("rejected", tuple(_why_rejected(c, rules) for c in confirmed), notes=notes)
+        return Verdict("rejected", confirmed, notes=notes)
     if rejecting:
-        waiting = tuple(_unconfirmed_worsening(c, evidence, rules) for c in rejecting)
-        return Verdict("inconclusive", waiting, notes=notes)
+        return Verdict("inconclusive", tuple(waiting for _, waiting in rejecting), notes=notes)
     return _improvement(evidence, rules, notes)
 
 

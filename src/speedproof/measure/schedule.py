@@ -110,6 +110,12 @@ class SequentialMeasurement:
     sinks: Sinks = field(default_factory=Sinks)
     # Readings from other lanes (instructions, binary size), added to every look's evidence.
     fixed_readings: Sequence[Comparison] = ()
+    # The CPUs every timed run is pinned to, read once from the affinity mask here: inside a
+    # series the judge's own mask is narrowed (`pinning.judge_elsewhere`) and would read wrong.
+    cpus: frozenset[int] | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cpus = timed_cpus(self.manifest.policy.timed_cpus)
 
     def run(self) -> Evidence:
         """Look after look until settled; then the holdout workloads if the verdict accepts."""
@@ -170,7 +176,7 @@ class SequentialMeasurement:
             first_pair=before,
             warmup=0 if workload.id in state.limits else 1,
             limit_s=state.limits.get(workload.id),
-            cpus=timed_cpus(self.manifest.policy.timed_cpus),
+            cpus=self.cpus,
         )
         start = time.perf_counter()
         measured = measure_pairs(
