@@ -1,8 +1,11 @@
 """End to end: every bundled patch of every example comes to the verdict its kind demands.
 
-Real git repositories, real `go build` and pytest, real bubblewrap, real timed pairs. The speedups
-cut wall time by 20 % or more, so 12 pairs a workload are plenty to see them; fewer pairs than
-the manifest's 25 keep the suite inside its time budget.
+Real git repositories, real `go build` and pytest, real bubblewrap, real timed pairs. Every patch
+but a speedup is judged on a fixed 12 pairs a workload, which keeps the suite inside its time
+budget. A speedup is judged under the manifest's own sequential schedule, as a user's would be: on
+a 2-vCPU machine whose per-pair spread is 13 %, logstat's `speedup-slow-report-builder` (-18 %)
+was not significant at 12 pairs in 1 run of 5 (signed-rank p = 0.027), and the schedule measures
+on until it is; a clear win still stops at the first look (10 pairs).
 """
 
 from __future__ import annotations
@@ -48,12 +51,12 @@ class _Target:
         self.root = root
         self.ledger = ledger
 
-    def judge(self, patch: Path) -> Outcome:
+    def judge(self, patch: Path, pairs: int | None = PAIRS) -> Outcome:
         judge = Judge(
             load_manifest(self.root),
             sandbox=make_sandbox(),
             ledger=self.ledger,
-            options=JudgeOptions(pairs=PAIRS, instructions=False),
+            options=JudgeOptions(pairs=pairs, instructions=False),
         )
         return judge.judge(read_patch(patch))
 
@@ -92,12 +95,12 @@ def test_there_are_two_examples_with_every_kind_of_patch() -> None:
 def test_each_bundled_patch_gets_the_verdict_its_kind_demands(
     example: Example, patch: Path, targets: dict[str, _Target]
 ) -> None:
-    outcome = targets[example.name].judge(patch)
+    kind = patch.stem.split("-")[0]
+    outcome = targets[example.name].judge(patch, None if kind == "speedup" else PAIRS)
     verdict = outcome.verdict
     expected = expectation(patch)
     assert meets(expected, verdict.verdict), (verdict.verdict, verdict.reasons)
     gates = {g.name for g in outcome.gates}
-    kind = patch.stem.split("-")[0]
     if kind == "attack":
         assert not gates & BUILD_GATES, f"an attack reached {gates & BUILD_GATES}"
         assert verdict.reasons[0].startswith("safety checks failed")
