@@ -46,6 +46,7 @@ from rule_evaluation import (
     TrialStream,
     evaluate,
     markdown,
+    predicted_acceptance,
     realized_wins,
     rules_for,
     stream_from_json,
@@ -63,6 +64,7 @@ from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pa
 from speedproof.program import Invocation, Program, Side
 from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.stats import Schedule
+from speedproof.stats.power import resolvable_win_pct
 from speedproof.toolchains.base import Tree, toolchain_for
 from speedproof.workspace import resolve_rev, worktree
 
@@ -370,12 +372,27 @@ def report(lines: Sequence[dict[str, Any]], manifest: Manifest, max_pairs: int, 
     print("\n".join(markdown(table, relative_to=list(rules)[1])))
     realized = ", ".join(f"{k} {v:+.1f} %" for k, v in realized_wins(streams).items())
     print(f"\nchange the trials measured (median over trials of the median pair ratio): {realized}")
+    _predicted(streams, schedule)
     _contention(streams)
     for trial in lines:
         if trial not in clean:
             problems = [p for e in trial["workloads"].values() for p in e["problems"]]
             print(f"left out: {trial['trial']}: {'; '.join(problems)}")
     print(flush=True)
+
+
+def _predicted(streams: Sequence[TrialStream], schedule: Schedule) -> None:
+    """What calibrate's noise estimate (stats.power) says of these trials, beside the table."""
+    sd, predicted = predicted_acceptance(streams, schedule)
+    if not predicted:
+        return
+    print(
+        f"A/A noise: median winsorized sd {sd * 100:.1f} % per pair; the last look resolves "
+        f"{resolvable_win_pct(sd, schedule, workloads=len(streams[0].workloads)):.1f} % wins "
+        "9 in 10 (stats.power)"
+    )
+    shown = ", ".join(f"{k} ({c:+.1f} %) {p * 100:.0f} %" for k, (c, p) in predicted.items())
+    print(f"predicted acceptance at that noise: {shown}")
 
 
 def _contention(streams: Sequence[TrialStream]) -> None:

@@ -37,7 +37,8 @@ from speedproof.measure.readings import TIMED_METRICS, lane_comparisons
 from speedproof.measure.runner import LoadWindow, PairSeries, Sample
 from speedproof.policy import decide, keep_measuring, streaks
 from speedproof.program import Side
-from speedproof.stats import Schedule, compare
+from speedproof.stats import Schedule, compare, paired_compare
+from speedproof.stats.power import acceptance_probability
 
 # The fixed rules' horizon, and the level of their single test.
 FIXED_PAIRS = 25
@@ -406,6 +407,42 @@ def realized_wins(streams: Sequence[TrialStream]) -> dict[str, float]:
             ratios = [c / b for b, c in zip(w.baseline["wall"], w.candidate["wall"], strict=True)]
             found.setdefault(stream.label, []).append(statistics.median(ratios))
     return {label: (statistics.median(r) - 1.0) * 100.0 for label, r in found.items()}
+
+
+def predicted_acceptance(
+    streams: Sequence[TrialStream], schedule: Schedule
+) -> tuple[float, dict[str, tuple[float, float]]]:
+    """(median winsorized sd of the A/A streams' wall log ratios, trial label -> (the change
+    the trials measured in %, the acceptance `stats.power` predicts for it at that noise)).
+
+    The check behind `speedproof calibrate`'s noise table: the prediction beside the rules
+    table's measured acceptance. One workload's noise: the streams' first workload."""
+    noise = []
+    for stream in streams:
+        if stream.kind == "a/a":
+            w = stream.workloads[0]
+            reading = paired_compare(
+                w.baseline["wall"],
+                w.candidate["wall"],
+                workload=w.workload,
+                metric="wall",
+                tier="representative",
+                limit_pct=2.0,
+            )
+            sd = dict(reading.extra)["log_ratio_winsorized_sd"]
+            if sd is not None:
+                noise.append(sd)
+    if not noise:
+        return math.nan, {}
+    sd = statistics.median(noise)
+    workloads = len(streams[0].workloads)
+    kinds = {s.label: s.kind for s in streams}
+    predicted = {
+        label: (change, acceptance_probability(-change, sd, schedule, workloads=workloads))
+        for label, change in realized_wins(streams).items()
+        if kinds[label] != "a/a" and 0.0 < -change < 100.0
+    }
+    return sd, predicted
 
 
 # ----- the JSON-lines record ------------------------------------------------------------------

@@ -22,6 +22,7 @@ from rule_evaluation import (
     anchor_rule,
     evaluate,
     mwu_rule,
+    predicted_acceptance,
     realized_wins,
     rules_for,
     sequential_rule,
@@ -29,6 +30,7 @@ from rule_evaluation import (
 )
 from speedproof.manifest import Manifest, parse_manifest
 from speedproof.stats import Schedule
+from speedproof.stats.power import acceptance_probability
 
 MANIFEST = """
 [target]
@@ -224,3 +226,17 @@ def test_the_measured_size_of_each_kind_of_trial_is_the_median_over_its_trials()
     assert list(found) == ["win 10 %", "a/a"]
     assert found["win 10 %"] == pytest.approx(-8.0)
     assert found["a/a"] == pytest.approx(0.0)
+
+
+def test_the_predicted_acceptance_uses_the_a_a_streams_noise_and_each_kinds_measured_size() -> None:
+    # Twenty A/A streams of 8 % noise; a "win" kind whose pairs all read 6 % faster.
+    base = [1.0] * 50
+    aa = [_trial(base, _noise(seed, 50, 0.08), kind="a/a") for seed in range(20)]
+    wins = [_trial(base, _scaled(base, 0.94)) for _ in range(3)]
+    sd, predicted = predicted_acceptance([*aa, *wins], SCHEDULE)
+    assert 0.05 < sd < 0.09  # winsorized: the tails of a normal sample are pulled in
+    (change, probability) = predicted["win 10 %"]
+    assert change == pytest.approx(-6.0)
+    assert probability == pytest.approx(acceptance_probability(6.0, sd, SCHEDULE))
+    assert "a/a" not in predicted  # no change, nothing to accept
+    assert predicted_acceptance(wins, SCHEDULE) == (pytest.approx(float("nan"), nan_ok=True), {})

@@ -127,6 +127,15 @@ def test_the_calibrate_command_prints_json_and_writes_the_ledger(
     assert sizing["probe_wall_s"] > sizing["base_wall_s"] and sizing["probe_share"] > 0.15
     assert sizing["iterations"]["40"] > 0
     assert printed["machine"]["cpu_model"] and "governor" in printed["machine"]
+    # the noise of the two no-change trials on each representative workload, and what it lets
+    # a ten-pair schedule resolve
+    noise = {row["workload"]: row for row in printed["noise"]}
+    assert set(noise) == {"shop-day", "api-day-slow"}
+    for row in noise.values():
+        assert row["readings"] == 2
+        assert row["sd_pct"] >= row["winsorized_sd_pct"] > 0.0
+        assert 0.0 < row["resolvable_win_pct"] < 100.0 and row["win_pct"] == 6.0
+        assert row["pairs_for_win"] is None or row["pairs_for_win"] % 10 == 0
     with Ledger.in_folder(ledger) as book:
         (event,) = book.events(None, "calibration")
     assert event["body"]["summary"] == printed["summary"]

@@ -52,6 +52,7 @@ def render_report(report: CalibrationReport, console: Console) -> None:
             f"{s.mean_pairs:.1f}",
         )
     console.print(table)
+    _render_noise(report, console)
     win = report.win
     if win["kind"] == "patch":
         console.print("win trials: the candidate is the --win patch against the base revision.")
@@ -66,6 +67,40 @@ def render_report(report: CalibrationReport, console: Console) -> None:
     console.print(
         f"schedule: rounds of {schedule['round_pairs']} pairs up to {schedule['max_pairs']}, "
         f"alpha {schedule['alpha']:g}; sandbox {report.sandbox}."
+    )
+
+
+def _render_noise(report: CalibrationReport, console: Console) -> None:
+    """The noise per pair from the no-change trials, and the wins the schedule resolves."""
+    noise = report.noise()
+    if not noise:
+        return
+    pairs = report.schedule["max_pairs"]
+    table = Table(
+        "workload",
+        "readings",
+        "sd per pair",
+        "winsorized sd",
+        f"win resolved 9 in 10 at {pairs} pairs",
+        "pairs for a win of twice the floor",
+        title="noise of the primary metric in the a/a and null trials (an estimate, ADR 0029)",
+    )
+    for n in noise:
+        needed = "over 1000" if n.pairs_for_win is None else str(n.pairs_for_win)
+        table.add_row(
+            n.workload,
+            str(n.readings),
+            f"{n.sd_pct:.1f}%",
+            f"{n.winsorized_sd_pct:.1f}%",
+            f"{n.resolvable_win_pct:.1f}%",
+            f"{needed} ({n.win_pct:g}%)",
+        )
+    console.print(table)
+    # markup off: "[policy]" is the manifest's table, not a style
+    console.print(
+        "Wins below the resolved size mostly end inconclusive here; a larger [policy] max_pairs, "
+        "[policy] timed_cpus or the instruction lane resolve smaller ones.",
+        markup=False,
     )
 
 

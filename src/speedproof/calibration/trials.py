@@ -26,6 +26,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from speedproof.calibration.inject import add_null_change, add_slowdown
+from speedproof.calibration.noise import (
+    NO_CHANGE,
+    Spread,
+    WorkloadNoise,
+    reading_spreads,
+    summarise,
+)
 from speedproof.calibration.sizing import size_wins
 from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
@@ -75,6 +82,8 @@ class Trial:
     pairs: int
     looks: int
     reason: str
+    # Workload -> (sd, winsorized sd) of the primary metric's per-pair log ratios at the end.
+    spreads: dict[str, Spread] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -105,6 +114,12 @@ class CalibrationReport:
     trials: tuple[Trial, ...]
     sandbox: str
     machine: dict[str, Any] = field(default_factory=dict)
+    floor_pct: float = 3.0
+
+    def noise(self) -> list[WorkloadNoise]:
+        """The machine's noise from the no-change trials, and the wins it lets through."""
+        spreads = [t.spreads for t in self.trials if t.kind in NO_CHANGE]
+        return summarise(spreads, Schedule(**self.schedule), self.floor_pct)
 
     def summary(self) -> list[KindSummary]:
         found = []
@@ -148,6 +163,7 @@ class CalibrationReport:
                 }
                 for s in self.summary()
             ],
+            "noise": [n.__dict__ for n in self.noise()],
             "trials": [t.__dict__ for t in self.trials],
         }
 
@@ -214,6 +230,7 @@ class Calibration:
                 "round_pairs": self.schedule.round_pairs,
                 "max_pairs": self.schedule.max_pairs,
                 "alpha": self.schedule.alpha,
+                "rho": self.schedule.rho,
             },
             win={
                 "kind": "patch" if self.options.win_patch else "injected slowdown",
@@ -226,6 +243,7 @@ class Calibration:
                 **describe_environment().as_dict(),
                 "timed_cpus": describe_cpus(timed_cpus(self.manifest.policy.timed_cpus)),
             },
+            floor_pct=self.manifest.rules().accept_floor_pct,
         )
 
     # ----- checkouts and builds -----------------------------------------------------------
@@ -321,4 +339,7 @@ class Calibration:
             (c.n for c in evidence.comparisons if c.lane == "timed" and c.tier == "representative"),
             default=0,
         )
-        return Trial(kind, index, verdict.verdict, pairs, evidence.look, verdict.reasons[0])
+        spreads = reading_spreads(evidence, self.manifest.rules().primary_metric)
+        return Trial(
+            kind, index, verdict.verdict, pairs, evidence.look, verdict.reasons[0], spreads
+        )

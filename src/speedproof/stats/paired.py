@@ -207,16 +207,27 @@ def _log_ratios(base: list[float], cand: list[float]) -> _LogRatios:
         math.sqrt(plain.var),
         float(sps.trim_mean(array, TRIM)),
         math.sqrt(winsorized.var),
-        n - 2 * int(TRIM * n),
+        kept_pairs(n),
     )
+
+
+def kept_pairs(n: int) -> int:
+    """The pairs the trimmed mean of `n` keeps: int(TRIM × n) are set aside at each end."""
+    return n - 2 * int(TRIM * n)
+
+
+def trimmed_standard_error(winsorized_sd: float, n: int) -> float:
+    """Tukey-McLaughlin: the standard error of the trimmed mean of `n` log ratios whose
+    winsorized standard deviation is `winsorized_sd`, sqrt((n - 1) s_w^2 / (h (h - 1)))."""
+    h = kept_pairs(n)
+    return winsorized_sd * math.sqrt((n - 1) / (h * (h - 1)))
 
 
 def _tests(ratios: _LogRatios, alpha: float) -> _PairedTests:
     p_w = _wilcoxon_p(ratios.values) if ratios.sd > 0.0 else _constant_p(ratios.mean)
     plain_t, p_plain = _t_figures(ratios.mean, ratios.sd / math.sqrt(ratios.n), ratios.n - 1)
-    # Tukey-McLaughlin: the trimmed mean's standard error from the winsorized variance.
-    h, n = ratios.kept, ratios.n
-    se = ratios.winsorized_sd * math.sqrt((n - 1) / (h * (h - 1)))
+    h = ratios.kept
+    se = trimmed_standard_error(ratios.winsorized_sd, ratios.n)
     t, p_t = _t_figures(ratios.trimmed_mean, se, h - 1)
     half = float(sps.t.ppf(1.0 - alpha / 2.0, h - 1)) * se
     low, high = ratios.trimmed_mean - half, ratios.trimmed_mean + half
