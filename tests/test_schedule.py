@@ -126,6 +126,39 @@ def test_identical_programs_never_measure_past_the_maximum_and_are_not_accepted(
     assert ("p_wilcoxon" in dict(wall.extra)) and ("p_holm" in dict(wall.extra))
 
 
+def test_a_win_too_noisy_to_resolve_ends_inconclusive_with_the_pairs_it_would_need(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # The candidate alternates between 0.2 and 1.6 times the baseline's work, run by run: its
+    # pairs read about 30 % faster on the whole (start-up included), but half of them are
+    # slower, so no test at 16 pairs can call it significant.
+    manifest = parse_manifest(MANIFEST)
+    candidate = """
+    from pathlib import Path
+    count = Path.cwd().parent / "runs.log"
+    runs = len(count.read_text()) if count.exists() else 0
+    count.write_text("x" * (runs + 1))
+    n = 0
+    for _ in range(400_000 if runs % 2 == 0 else 3_200_000):
+        n += 1
+    print("done")
+    """
+    baseline = """
+    n = 0
+    for _ in range(2_000_000):
+        n += 1
+    print("done")
+    """
+    measurement, _ = _measurement(tmp_path, sandbox, manifest, baseline, candidate)
+    evidence = measurement.run()
+    verdict = decide(evidence, manifest.rules())
+    assert verdict.verdict == "inconclusive" and evidence.final
+    (note,) = [n for n in verdict.notes if "without significance" in n]
+    assert note.startswith("wall on workload w improved by ")
+    assert "at 16 pairs" in note and "nine times in ten" in note
+    assert "would need about" in note or "more than 1000 pairs" in note
+
+
 def test_every_run_gets_a_fresh_random_environment_pad(tmp_path: Path, sandbox: Sandbox) -> None:
     manifest = parse_manifest(MANIFEST.replace("max_pairs = 16", "max_pairs = 8"))
     body = """

@@ -25,6 +25,7 @@ from speedproof.manifest import Manifest, Workload
 from speedproof.measure.environment import measurement_contended
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.readings import lane_comparisons
+from speedproof.measure.resolution import unresolved_win_notes
 from speedproof.measure.runner import (
     PairSeries,
     RepetitionCheck,
@@ -127,6 +128,8 @@ class SequentialMeasurement:
             state.earlier_accepts, state.earlier_rejects = streaks(evidence, rules)
             self.sinks.progress("round", f"look {state.look} is not settled; one more round")
             evidence = self._look(state, chosen)
+        unresolved = unresolved_win_notes(evidence, rules, self.schedule)
+        evidence = replace(evidence, measurement_notes=(*evidence.measurement_notes, *unresolved))
         return self._holdout(state, evidence)
 
     # ----- one look -----------------------------------------------------------------------
