@@ -113,7 +113,7 @@ class Bench:
     workloads: list[Workload]
     max_pairs: int
     seed: int | None
-    cpus: frozenset[int] | None = None
+    cpus: frozenset[int] | None
     programs: dict[str, Program] = field(default_factory=dict)
     checks: dict[str, BehaviourResult] = field(default_factory=dict)
 
@@ -252,7 +252,13 @@ def prepared(
         if setup is None:
             toolchain = toolchain_for(manifest, sandbox)
             sizing = size_wins(
-                manifest, sandbox, toolchain, bench.programs["base"], trees["probe"], wins
+                manifest,
+                sandbox,
+                toolchain,
+                bench.programs["base"],
+                trees["probe"],
+                wins,
+                bench.cpus,
             )
             setup = _setup(args, bench, sizing)
         for win in wins:

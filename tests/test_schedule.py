@@ -14,6 +14,7 @@ import pytest
 
 from speedproof.gates.behaviour import check_behaviour
 from speedproof.manifest import Manifest, parse_manifest
+from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.reported import MetricsError, parse_metrics
 from speedproof.measure.runner import ENV_PAD_LIMIT, Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
@@ -81,6 +82,7 @@ def _measurement(
         programs=programs,
         checks=gate.check_for,
         schedule=schedule_for(manifest),
+        cpus=timed_cpus(manifest.policy.timed_cpus),
         sinks=Sinks(sample=lambda index, workload, sample: samples.append(sample)),
     )
     return measurement, samples

@@ -447,6 +447,7 @@ class Judge:
                 },
                 checks=behaviour.check_for,
                 schedule=self.schedule,
+                cpus=self.timed_cpus,
                 sinks=Sinks(
                     sample=lambda index, workload, sample: self._sample(
                         candidate_id, index, workload, sample

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from speedproof.calibration.inject import add_slowdown, extra_for_win
 from speedproof.errors import InfrastructureError
 from speedproof.manifest import Manifest, Workload
-from speedproof.measure.pinning import judge_elsewhere, timed_cpus
+from speedproof.measure.pinning import judge_elsewhere
 from speedproof.measure.runner import run_invocation
 from speedproof.program import Invocation, Program
 from speedproof.sandbox import Sandbox
@@ -84,14 +84,16 @@ def median_pair_share(base_walls: Sequence[float], probe_walls: Sequence[float])
 
 
 def _walls(
-    manifest: Manifest, sandbox: Sandbox, programs: Sequence[Program], workload: Workload
+    manifest: Manifest,
+    sandbox: Sandbox,
+    programs: Sequence[Program],
+    workload: Workload,
+    cpus: frozenset[int] | None,
 ) -> list[list[float]]:
     """Walls of each program on `workload` after the warm-up, the programs interleaved in ABBA
     order so that neither always runs first."""
     prefix = tuple(manifest.target.prefix)
     walls: list[list[float]] = [[] for _ in programs]
-    # Sized on the CPUs the trials are timed on, or the win would be sized for another machine.
-    cpus = timed_cpus(manifest.policy.timed_cpus)
     with judge_elsewhere(cpus):
         for round_index in range(WARMUP_RUNS + PILOT_RUNS):
             order = list(enumerate(programs))
@@ -110,8 +112,12 @@ def size_wins(
     base: Program,
     probe_tree: Tree,
     wins: Sequence[float],
+    cpus: frozenset[int] | None,
 ) -> Sizing:
-    """Build a probe in `probe_tree`, measure it against `base`, and size each win in `wins`."""
+    """Build a probe in `probe_tree`, measure it against `base`, and size each win in `wins`.
+
+    `cpus` are the CPUs the trials are timed on (`pinning.timed_cpus`): a win sized elsewhere
+    would be sized for another machine."""
     language = manifest.target.language
     if language not in PROBE_ITERATIONS:
         raise InfrastructureError(f"calibrate cannot inject a slowdown into a {language} target")
@@ -119,14 +125,14 @@ def size_wins(
     # The builds just written are still being flushed to disk; a pilot that starts under that
     # writeback reads a slower base (and only the base: the probe's extra work is pure CPU).
     os.sync()
-    bases = {w.id: statistics.median(_walls(manifest, sandbox, [base], w)[0]) for w in chosen}
+    bases = {w.id: statistics.median(_walls(manifest, sandbox, [base], w, cpus)[0]) for w in chosen}
     workload = min(chosen, key=lambda w: bases[w.id])
     probe_iterations = PROBE_ITERATIONS[language]
     add_slowdown(manifest, probe_tree.root, probe_iterations)
     built = toolchain.build(probe_tree)
     if not built.ok or built.program is None:
         raise InfrastructureError(f"the calibration probe does not build:\n{built.log[-2000:]}")
-    base_walls, probe_walls = _walls(manifest, sandbox, [base, built.program], workload)
+    base_walls, probe_walls = _walls(manifest, sandbox, [base, built.program], workload, cpus)
     base_wall = statistics.median(base_walls)
     share = median_pair_share(base_walls, probe_walls)
     if share < MIN_PROBE_SHARE:

@@ -197,6 +197,8 @@ class Calibration:
         self.target_rel = loaded.root.resolve().relative_to(self.repo)
         self.toolchain = toolchain_for(self.manifest, sandbox, caches=options.cache_dir)
         self.schedule: Schedule = schedule_for(self.manifest, options.pairs)
+        # Read once, before any measurement narrows this process's own mask.
+        self.cpus = timed_cpus(self.manifest.policy.timed_cpus)
 
     def run(self) -> CalibrationReport:
         with self._checkouts() as trees:
@@ -211,6 +213,7 @@ class Calibration:
                     builds.programs["base"],
                     trees["probe"],
                     [self.options.win_pct],
+                    self.cpus,
                 )
                 add_slowdown(
                     self.manifest, trees["slowed"].root, found.iterations[self.options.win_pct]
@@ -241,7 +244,7 @@ class Calibration:
             sandbox=self.sandbox.name,
             machine={
                 **describe_environment().as_dict(),
-                "timed_cpus": describe_cpus(timed_cpus(self.manifest.policy.timed_cpus)),
+                "timed_cpus": describe_cpus(self.cpus),
             },
             floor_pct=self.manifest.rules().accept_floor_pct,
         )
@@ -331,6 +334,7 @@ class Calibration:
             programs=self._pair(kind, builds),
             checks=builds.checks[kind].check_for,
             schedule=self.schedule,
+            cpus=self.cpus,
             sinks=Sinks(progress=self.progress),
         )
         evidence = measurement.run()

@@ -20,6 +20,7 @@ from typing import Any
 from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import check_behaviour
 from speedproof.manifest import LoadedManifest
+from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.policy import decide
@@ -87,6 +88,7 @@ def check_stability(
             programs=programs,
             checks=behaviour.check_for,
             schedule=schedule_for(manifest),
+            cpus=timed_cpus(manifest.policy.timed_cpus),
             sinks=Sinks(sample=_sampler(on_sample), progress=progress),
         )
         evidence = measurement.run()

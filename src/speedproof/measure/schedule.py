@@ -23,7 +23,6 @@ from typing import Any
 from speedproof.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.environment import measurement_contended
-from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.resolution import unresolved_win_notes
 from speedproof.measure.runner import (
@@ -111,12 +110,11 @@ class SequentialMeasurement:
     sinks: Sinks = field(default_factory=Sinks)
     # Readings from other lanes (instructions, binary size), added to every look's evidence.
     fixed_readings: Sequence[Comparison] = ()
-    # The CPUs every timed run is pinned to, read once from the affinity mask here: inside a
-    # series the judge's own mask is narrowed (`pinning.judge_elsewhere`) and would read wrong.
-    cpus: frozenset[int] | None = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.cpus = timed_cpus(self.manifest.policy.timed_cpus)
+    # The CPUs every timed run is pinned to (None: not pinned), `pinning.timed_cpus` of the
+    # manifest's setting, read once by the caller before anything is measured: inside a series
+    # the judge's own mask is narrowed (`pinning.judge_elsewhere`) and would read wrong. No
+    # default, so that no caller measures unpinned by forgetting it.
+    cpus: frozenset[int] | None = field(kw_only=True)
 
     def run(self) -> Evidence:
         """Look after look until settled; then the holdout workloads if the verdict accepts."""
