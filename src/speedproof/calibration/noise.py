@@ -16,14 +16,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from speedproof.evidence import Evidence
+from speedproof.measure.resolution import Spread, spread_of, timed_primary_readings
 from speedproof.policy import CONFIRM_MULTIPLE
 from speedproof.stats import Schedule
 from speedproof.stats.power import pairs_to_resolve, resolvable_win_pct
 
 # The trial kinds whose two sides run the same code: their ratios measure noise alone.
 NO_CHANGE = ("a/a", "null")
-# (standard deviation, winsorized standard deviation) of one reading's log ratios.
-Spread = tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -43,15 +42,11 @@ class WorkloadNoise:
 
 def reading_spreads(evidence: Evidence, primary_metric: str) -> dict[str, Spread]:
     """Workload -> spread of the timed primary readings on representative workloads."""
-    found: dict[str, Spread] = {}
-    for c in evidence.comparisons:
-        if c.lane != "timed" or c.metric != primary_metric or c.tier != "representative":
-            continue
-        extra = dict(c.extra)
-        sd, winsorized = extra.get("log_ratio_sd"), extra.get("log_ratio_winsorized_sd")
-        if sd is not None and winsorized is not None:
-            found[c.workload] = (sd, winsorized)
-    return found
+    return {
+        c.workload: found
+        for c in timed_primary_readings(evidence, primary_metric)
+        if (found := spread_of(c)) is not None
+    }
 
 
 def summarise(

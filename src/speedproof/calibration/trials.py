@@ -26,13 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from speedproof.calibration.inject import add_null_change, add_slowdown
-from speedproof.calibration.noise import (
-    NO_CHANGE,
-    Spread,
-    WorkloadNoise,
-    reading_spreads,
-    summarise,
-)
+from speedproof.calibration.noise import NO_CHANGE, WorkloadNoise, reading_spreads, summarise
 from speedproof.calibration.sizing import size_wins
 from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
@@ -40,6 +34,7 @@ from speedproof.manifest import LoadedManifest
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.pinning import describe as describe_cpus
 from speedproof.measure.pinning import timed_cpus
+from speedproof.measure.resolution import Spread
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.policy import decide
 from speedproof.program import Program, Side

@@ -17,6 +17,25 @@ from speedproof.policy import decide
 from speedproof.stats import Schedule
 from speedproof.stats.power import pairs_to_resolve, resolvable_win_pct
 
+# (standard deviation, winsorized standard deviation) of one reading's per-pair log ratios.
+Spread = tuple[float, float]
+
+
+def timed_primary_readings(evidence: Evidence, primary_metric: str) -> list[Comparison]:
+    """The timed lane's readings of the primary metric on representative workloads."""
+    return [
+        c
+        for c in evidence.comparisons
+        if c.lane == "timed" and c.metric == primary_metric and c.tier == "representative"
+    ]
+
+
+def spread_of(c: Comparison) -> Spread | None:
+    """The spread of a paired reading's log ratios; None where no ratio was formed."""
+    extra = dict(c.extra)
+    sd, winsorized = extra.get("log_ratio_sd"), extra.get("log_ratio_winsorized_sd")
+    return None if sd is None or winsorized is None else (sd, winsorized)
+
 
 def unresolved_win_notes(
     evidence: Evidence, rules: PolicyRules, schedule: Schedule
@@ -25,21 +44,17 @@ def unresolved_win_notes(
     significance, when the last look left the verdict inconclusive; otherwise none."""
     if not evidence.final or decide(evidence, rules).verdict != "inconclusive":
         return ()
-    readings = [
-        c
-        for c in evidence.comparisons
-        if c.lane == "timed" and c.metric == rules.primary_metric and c.tier == "representative"
-    ]
+    readings = timed_primary_readings(evidence, rules.primary_metric)
     notes = []
     for c in readings:
-        spread = dict(c.extra).get("log_ratio_winsorized_sd")
+        found = spread_of(c)
         if (
-            spread is not None
+            found is not None
             and not c.significant
             and math.isfinite(c.improvement_pct)
             and rules.accept_floor_pct <= c.improvement_pct < 100.0
         ):
-            notes.append(_note(c, spread, schedule, len(readings)))
+            notes.append(_note(c, found[1], schedule, len(readings)))
     return tuple(notes)
 
 
