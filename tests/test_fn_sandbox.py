@@ -15,6 +15,7 @@ import pytest
 
 from speedproof.errors import SandboxUnavailable
 from speedproof.functions.jobs import job_document, run_harness
+from speedproof.functions.measure import cachegrind_wrapper, parse_total_ir
 from speedproof.functions.sandbox import Limits, SandboxConfig, run_script
 
 
@@ -88,6 +89,59 @@ def test_the_script_runs_as_nobody_with_a_cleared_environment() -> None:
         "PYTHONHASHSEED": "0",
         "PWD": "/",  # set by bwrap --chdir
     }
+
+
+# Every /proc/*/environ the script can read, and its own, as JSON: pid 1 inside the sandbox is
+# bubblewrap's init, whose environment is whatever bubblewrap itself was started with.
+ENVIRON_DUMP = (
+    "import json, os\n"
+    "found = {}\n"
+    "for entry in ['self', *sorted(p for p in os.listdir('/proc') if p.isdigit())]:\n"
+    "    try:\n"
+    "        raw = open(f'/proc/{entry}/environ', 'rb').read()\n"
+    "    except OSError as error:\n"
+    "        found[entry] = f'unreadable: {error.errno}'\n"
+    "        continue\n"
+    "    found[entry] = [item.decode() for item in raw.split(b'\\0') if item]\n"
+    "print(json.dumps(found))\n"
+)
+
+
+def test_the_callers_environment_is_not_readable_from_any_process_in_the_sandbox(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "sk-speedproof-test-0123456789abcdef"
+    monkeypatch.setenv("SPEEDPROOF_TEST_SECRET_TOKEN", secret)
+    out, _ = run(ENVIRON_DUMP)
+    found = json.loads(out.split("\n")[0])
+    assert "1" in found  # bubblewrap's init is there to be read
+    assert secret not in out
+    assert "SPEEDPROOF_TEST_SECRET_TOKEN" not in out
+    for entry, environ in found.items():
+        assert environ == [
+            "PATH=/usr/bin:/bin",
+            "LANG=C.UTF-8",
+            "PYTHONHASHSEED=0",
+            *(["PWD=/"] if entry != "1" else []),
+        ], entry
+
+
+def test_under_cachegrind_the_callers_environment_stays_out_and_the_count_still_arrives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "sk-speedproof-test-fedcba9876543210"
+    monkeypatch.setenv("SPEEDPROOF_TEST_SECRET_TOKEN", secret)
+    outcome = run_script(
+        ENVIRON_DUMP, b"{}", limits=Limits().for_valgrind(), wrapper=cachegrind_wrapper()
+    )
+    assert outcome.exit_code == 0
+    assert secret not in outcome.stdout.decode()
+    assert json.loads(outcome.stdout.decode())["1"] == [
+        "PATH=/usr/bin:/bin",
+        "LANG=C.UTF-8",
+        "PYTHONHASHSEED=0",
+    ]
+    assert parse_total_ir(outcome.side.decode()) > 0
 
 
 def test_new_namespaces_and_ptrace_are_refused() -> None:
@@ -233,3 +287,21 @@ def test_the_host_sees_no_file_the_sandbox_wrote(tmp_path: os.PathLike[str]) -> 
     before = set(os.listdir("/tmp"))
     run("open('/tmp/sandbox-was-here', 'w').write('x')\n")
     assert "sandbox-was-here" not in set(os.listdir("/tmp")) - before
+
+
+def test_an_annotation_that_got_past_the_subset_is_never_evaluated_by_the_harness() -> None:
+    # The subset refuses both; given to the harness directly, neither annotation may run at
+    # definition time. Evaluated, `max([])` would raise; postponed, the calls just run.
+    source = "def solve(xs) -> max([]):\n    return xs + 1\n"
+    run = run_harness(job_document(source, "solve", [[1], [2]]))
+    assert run.status == "ok"
+    assert [r.output for r in run.results] == ["2", "3"]
+
+
+def test_a_walrus_annotation_that_got_past_the_subset_does_not_compile_in_the_harness() -> None:
+    # Evaluated, the walrus would leave `memo` as a global that outlives a call.
+    source = "def solve(xs) -> (memo := {}):\n    memo[len(memo)] = xs\n    return len(memo)\n"
+    run = run_harness(job_document(source, "solve", [[1], [2]]))
+    assert run.status == "harness_error"
+    assert "SyntaxError" in run.detail and "annotation" in run.detail
+    assert run.results == ()

@@ -24,6 +24,7 @@ The first failing input ends the run. `violations` lists audit events the harnes
 """
 
 from __future__ import annotations
+import __future__
 
 import builtins
 import json
@@ -137,7 +138,16 @@ def run(job: dict[str, Any], guard: _Guard) -> dict[str, object]:
     """Compile, lock down, run every input; the result document (not yet serialised)."""
     allowed = {name: getattr(builtins, name) for name in job["builtins"]}
     namespace: dict[str, Any] = {"__builtins__": allowed}
-    code = compile(job["source"], "<candidate>", "exec")
+    # Postponed annotations, asked for explicitly rather than inherited from this file's own
+    # future import: an annotation never runs at definition time, and a walrus in one does not
+    # compile (the subset refuses both first, ADR 0031).
+    code = compile(
+        job["source"],
+        "<candidate>",
+        "exec",
+        flags=__future__.annotations.compiler_flag,
+        dont_inherit=True,
+    )
     inputs = [json.dumps(args) for args in job["inputs"]]
     expected: list[list[object]] | None = job["expected"]
     mode: str = job["mode"]

@@ -4,11 +4,12 @@ Layers, outermost first (each one is tested on its own with a raw script, see te
 
 * bubblewrap: `--unshare-all` (network, pid, ipc, uts, cgroup and user namespaces),
   `--die-with-parent --new-session --cap-drop ALL --clearenv --disable-userns`, uid/gid 65534
-  inside. The root is an empty tmpfs remounted read-only; /usr, the /lib* and /bin links and the
-  Python installation are read-only binds; /proc, /dev (remounted read-only) and a 16 MiB tmpfs
-  /tmp (valgrind keeps a few small files there) are the only other mounts. There are no writable
-  binds. The script and its job reach the sandbox as data copies (`--ro-bind-data`), never as
-  host paths.
+  inside. bubblewrap itself is started with SANDBOX_ENVIRONMENT, not the caller's environment:
+  its init is pid 1 in the sandbox, and /proc/1/environ is readable from there. The root is an
+  empty tmpfs remounted read-only; /usr, the /lib* and /bin links and the Python installation
+  are read-only binds; /proc, /dev (remounted read-only) and a 16 MiB tmpfs /tmp (valgrind keeps
+  a few small files there) are the only other mounts. There are no writable binds. The script
+  and its job reach the sandbox as data copies (`--ro-bind-data`), never as host paths.
 * seccomp (`seccomp.py`): fork, vfork, non-thread clone, sockets, ptrace, mount, unshare and a
   few other calls fail with EPERM, whatever the uid.
 * rlimits, set by `prlimit` inside the sandbox just before the interpreter: CPU seconds, address
@@ -47,6 +48,15 @@ SIDE_FD_PLACEHOLDER = "{side_fd}"
 # Python flags inside the sandbox: -S no site, -P no script directory on sys.path, -B no .pyc
 # writes. Not -I, which implies -E and drops PYTHONHASHSEED (see harness.py).
 PYTHON_FLAGS = ("-S", "-P", "-B")
+# The whole environment of the sandbox, bubblewrap included. bubblewrap's init is pid 1 inside
+# and its /proc/1/environ is readable there, so bubblewrap itself starts from this and never
+# from the caller's environment, which may hold API keys (ADR 0031). `--clearenv` and `--setenv`
+# then give the script exactly the same variables.
+SANDBOX_ENVIRONMENT: dict[str, str] = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+}
 
 
 @dataclass(frozen=True)
@@ -131,6 +141,13 @@ def _tool(name: str) -> str:
     return found
 
 
+def _setenv_args() -> list[str]:
+    args: list[str] = []
+    for name, value in SANDBOX_ENVIRONMENT.items():
+        args += ["--setenv", name, value]
+    return args
+
+
 def _system_mounts() -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
@@ -185,7 +202,8 @@ def build_command(
     inner += [part.replace(SIDE_FD_PLACEHOLDER, str(fds["side"])) for part in wrapper]
     inner += [python, *PYTHON_FLAGS, SCRIPT_PATH, JOB_PATH]
     return [
-        config.bwrap,
+        # Resolved here, against the caller's PATH: bubblewrap's own PATH is the sandbox's.
+        shutil.which(config.bwrap) or config.bwrap,
         "--unshare-all",
         "--unshare-user",
         "--disable-userns",
@@ -200,15 +218,7 @@ def build_command(
         "--hostname",
         "sandbox",
         "--clearenv",
-        "--setenv",
-        "PATH",
-        "/usr/bin:/bin",
-        "--setenv",
-        "LANG",
-        "C.UTF-8",
-        "--setenv",
-        "PYTHONHASHSEED",
-        "0",
+        *_setenv_args(),
         *_system_mounts(),
         *_python_mounts(python, config.extra_ro_binds),
         "--proc",
@@ -341,6 +351,7 @@ def _execute(
     try:
         process = subprocess.Popen(
             command,
+            env=dict(SANDBOX_ENVIRONMENT),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

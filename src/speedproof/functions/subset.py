@@ -15,7 +15,11 @@ Decisions (ADR 0011):
   26 ALLOWED_BUILTINS;
 * an attribute may appear only as the callee of a call, and its name must be one of the 35
   ALLOWED_METHODS;
-* constants are None, bool, int, float and str (no bytes, complex or Ellipsis).
+* constants are None, bool, int, float and str (no bytes, complex or Ellipsis);
+* an annotation (argument, return or variable) may only name a type: a name, a dotted name, a
+  subscript of those (`dict[str, list[int]]`), None, or a `|` union of them. Anything else would
+  run at definition time if annotations were evaluated, and a walrus there would leave a global
+  the body could keep state in across calls (ADR 0031).
 """
 
 from __future__ import annotations
@@ -119,9 +123,12 @@ def check_subset(source: str, function_name: str = "solve") -> None:
     function = parse_function(source, function_name)
     _check_signature(function)
     bound = _bound_names(function)
+    annotations = _annotations(function)
     try:
         for node, line in _walk_with_lines(function, function.lineno):
             try:
+                if id(node) in annotations:
+                    _check_annotation(*annotations[id(node)])
                 _check_node(node, function, bound)
             except SubsetError as exc:
                 raise SubsetError(f"line {line}: {exc}") from None
@@ -170,6 +177,53 @@ def _bound_names(function: ast.FunctionDef) -> set[str]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             bound.add(node.id)
     return bound
+
+
+def _annotations(function: ast.FunctionDef) -> dict[int, tuple[ast.expr, str]]:
+    """Every annotation in the function by node id, with what it annotates (for the message)."""
+    found: dict[int, tuple[ast.expr, str]] = {}
+    if function.returns is not None:
+        found[id(function.returns)] = (function.returns, "the return annotation")
+    for node in ast.walk(function):
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            where = f"the annotation of argument {node.arg!r}"
+            found[id(node.annotation)] = (node.annotation, where)
+        elif isinstance(node, ast.AnnAssign):
+            target = node.target
+            what = repr(target.id) if isinstance(target, ast.Name) else "an assignment"
+            found[id(node.annotation)] = (node.annotation, f"the annotation of {what}")
+    return found
+
+
+def _check_annotation(annotation: ast.expr, where: str) -> None:
+    offending = _first_non_type(annotation)
+    if offending is not None:
+        raise _bare(
+            f"{type(offending).__name__} is not allowed in {where} "
+            "(only type names, subscripts of them, None and |)"
+        )
+
+
+def _first_non_type(node: ast.expr) -> ast.expr | None:
+    """The first node that makes `node` more than a type expression, or None if there is none."""
+    if isinstance(node, ast.Constant):
+        return None if node.value is None else node
+    if isinstance(node, ast.BinOp):
+        if not isinstance(node.op, ast.BitOr):
+            return node
+        return _first_non_type(node.left) or _first_non_type(node.right)
+    if isinstance(node, ast.Subscript):
+        if not _is_dotted_name(node.value):
+            return node.value
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return next(filter(None, map(_first_non_type, items)), None)
+    return None if _is_dotted_name(node) else node
+
+
+def _is_dotted_name(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _check_node(node: ast.AST, function: ast.FunctionDef, bound: set[str]) -> None:
