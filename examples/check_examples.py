@@ -127,6 +127,9 @@ def judge(name: str, patch: Path, base: Path, protected: ProtectedPaths, expect:
         ok = passed and bool(differ)
     elif patch.name.startswith("breaks-test-"):
         ok = not passed
+    elif patch.name.startswith("cheat-"):
+        # A cheat keeps its output and its tests; only the judge's run-time checks catch it.
+        ok = passed and not differ
     else:
         return f"BAD unknown kind of patch; {said}"
     return f"{'OK ' if ok else 'BAD'} {said}"

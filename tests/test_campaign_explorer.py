@@ -249,8 +249,10 @@ def test_the_explorer_widens_profiling_and_its_workload_is_never_judged(
     calls = rows(folder, "SELECT role, candidate_id, ok FROM role_calls WHERE role = 'explorer'")
     assert calls == [{"role": "explorer", "candidate_id": None, "ok": 1}]
     _never_measured(folder, LOUD, "--shout")
+    # The representative workload's twin (fresh copies of its inputs) is measured too.
     assert {r["workload"] for r in rows(folder, "SELECT workload FROM comparisons")} == {
         "visible",
+        "visible~twin",
         HOLDOUT_ID,
     }
     for request in server.chat_requests:

@@ -171,10 +171,11 @@ def test_a_special_case_for_the_visible_input_is_caught_by_the_holdout_never_sho
     assert verdict == "rejected"
     assert f"workload {HOLDOUT_ID} (holdout)" in reason and "wall is significantly worse" in reason
     comparisons = rows(folder, "SELECT workload FROM comparisons WHERE metric = 'wall'")
-    assert {c["workload"] for c in comparisons} == {"visible", HOLDOUT_ID}
+    assert {c["workload"] for c in comparisons} == {"visible", "visible~twin", HOLDOUT_ID}
     # The coordinator's next turn saw the rejection, with the holdout's name taken out.
     history = script.contexts("coordinator")[1]["history"]
     assert history[0]["candidate_id"] == cid and "[holdout]" in history[0]["reasons"][0]
     for request in server.chat_requests:
         body = request.raw_body.decode()
         assert HOLDOUT_ID not in body and HOLDOUT_FILE not in body
+        assert "~twin" not in body

@@ -34,6 +34,13 @@ SLOW_CASES = {
     "textstat/slowdown-copy-lines",
     "textstat/speedup-lines-containing-one-pass",
 }
+# What the reasons must say of each run-time cheat: what the candidate did.
+CHEAT_WORDS = {
+    "cheat-keep-answers-in-package": "the candidate wrote textstat/.kept",
+    "cheat-keep-answers-in-worktree": "the candidate wrote .logstat-kept",
+    "cheat-keep-answers-beside-binary": "in its build folder",
+    "cheat-forked-child-writes-late": "stdout differs",
+}
 CASES = [
     pytest.param(
         example,
@@ -106,6 +113,8 @@ def test_each_bundled_patch_gets_the_verdict_its_kind_demands(
         assert verdict.reasons[0].startswith("safety checks failed")
     if kind == "behaviour":
         assert verdict.reasons[0].startswith("behaviour changed"), verdict.reasons
+    if kind == "cheat":
+        assert any(CHEAT_WORDS[patch.stem] in reason for reason in verdict.reasons), verdict.reasons
     if patch.stem.startswith("breaks-test"):
         assert "tests newly failing" in verdict.reasons[0], verdict.reasons
     if kind == "speedup":

@@ -202,3 +202,96 @@ def test_a_test_run_survives_its_json_form_and_a_bad_outcome_is_refused() -> Non
     assert TestRun.from_json(original.to_json()) == original
     with pytest.raises(ValueError, match="outcomes"):
         TestRun.from_json({**original.to_json(), "outcomes": {"a": "fine"}})
+
+
+def test_a_candidate_whose_results_disagree_is_rejected_as_tampered_and_not_re_checked() -> None:
+    forged = TestRun(
+        outcomes=dict(BASELINE),
+        ran=True,
+        log="",
+        duration_s=0.1,
+        command=("t",),
+        collected=6,
+        tampered=("the JUnit report disagrees with what pytest reported: a (failed)",),
+    )
+
+    result, on_base, on_cand = judge(forged, retries=2)
+
+    assert not result.passed
+    assert result.reasons() == (
+        "test results tampered with: the JUnit report disagrees with what pytest reported: "
+        "a (failed)",
+    )
+    assert on_base.asked == on_cand.asked == []
+
+
+def test_a_baseline_whose_results_disagree_is_an_infrastructure_error() -> None:
+    base = TestRun(
+        outcomes=dict(BASELINE),
+        ran=True,
+        log="",
+        duration_s=0.1,
+        command=("t",),
+        tampered=("exit status 0 with 1 failing: known",),
+    )
+    with pytest.raises(InfrastructureError, match="the baseline's test results disagree"):
+        judge_tests(
+            base, run(BASELINE), retries=0, rerun_baseline=Replay(), rerun_candidate=Replay()
+        )
+
+
+def counted(outcomes: dict[str, Outcome], collected: int) -> TestRun:
+    return TestRun(
+        outcomes=outcomes,
+        ran=True,
+        log="",
+        duration_s=0.1,
+        command=("t",),
+        collected=collected,
+        checked="plugin and report agree",
+    )
+
+
+def test_tests_lost_without_a_collection_error_are_tampering_and_a_broken_module_is_not() -> None:
+    base = counted({"m.py::a": "passed", "m.py::b": "passed", "n.py::c": "passed"}, 3)
+    hidden = counted({"m.py::a": "passed", "n.py::c": "passed"}, 2)
+    broken = counted({"m.py": "error", "n.py::c": "passed"}, 1)
+    replay = {"rerun_baseline": Replay(), "rerun_candidate": Replay()}
+
+    lost = judge_tests(base, hidden, retries=0, **replay)
+    assert lost.tampered == (
+        "1 tests that passed on the baseline are missing from the candidate's run though their "
+        "modules were collected: m.py::b",
+    )
+
+    honest = judge_tests(base, broken, retries=0, **replay)
+    assert honest.tampered == ()
+    assert honest.newly_failing == ("m.py",) and honest.not_run == ("m.py::a", "m.py::b")
+
+
+def test_a_candidate_that_collects_under_half_the_baseline_is_tampering() -> None:
+    base = counted({f"m.py::t{i}": "passed" for i in range(2)}, 10)
+    few = counted({f"m.py::t{i}": "passed" for i in range(2)}, 4)
+
+    result = judge_tests(base, few, retries=0, rerun_baseline=Replay(), rerun_candidate=Replay())
+
+    assert result.tampered == ("the candidate collected 4 tests where the baseline collected 10",)
+
+
+def test_the_detail_says_what_was_cross_checked_when_the_runner_could() -> None:
+    base = counted({"m.py::a": "passed"}, 1)
+
+    result = judge_tests(
+        base,
+        counted({"m.py::a": "passed"}, 1),
+        retries=0,
+        rerun_baseline=Replay(),
+        rerun_candidate=Replay(),
+    )
+
+    assert result.passed
+    assert result.detail == (
+        "cross-checked: plugin and report agree (the baseline collected 1); every test the "
+        "baseline passed is present by name or in a module that failed to collect or was skipped",
+    )
+    assert judge(dict(BASELINE))[0].detail == ()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,9 +20,12 @@ from speedproof.measure.process import run_process
 from speedproof.toolchains.base import Tree
 from speedproof.toolchains.go import (
     GoBuilder,
+    GoPackage,
     GoTool,
     find_go,
+    go_caches,
     go_env,
+    go_test_args,
     parse_go_test_json,
     quote_meta,
 )
@@ -200,7 +204,7 @@ def test_go_test_outcomes_cover_pass_fail_skip_subtests_and_package_failures(
     }
     assert "Mul(2, 3) = 5, want 6" in run.failures[f"{GO_MODULE}/calc/TestMul"]
     assert "broken.go:3" in run.failures[f"{GO_MODULE}/broken/[build failed]"]
-    assert run.command[1:5] == ("test", "-json", "-vet=off", "-count=1")
+    assert run.command[1:5] == ("test", "-c", "-json", "-vet=off")
 
 
 def test_selected_go_tests_re_run_alone_including_a_subtest(tmp_path: Path) -> None:
@@ -232,7 +236,7 @@ def test_go_test_flags_without_packages_still_test_every_package(tmp_path: Path)
     run = toolchain(manifest(GO_MANIFEST, 'runner = "go"\nargs = ["-short"]')).run_tests(tree)
 
     assert f"{GO_MODULE}/words/TestCount" in run.outcomes
-    assert run.command[-2:] == ("-short", "./...")
+    assert f"{GO_MODULE}/calc/TestAdd" in run.outcomes
 
 
 def test_a_hung_go_test_is_failed_by_name_before_the_run_is_killed(tmp_path: Path) -> None:
@@ -291,3 +295,97 @@ def test_a_candidate_tree_builds_apart_from_the_baseline(tmp_path: Path) -> None
     assert base.program is not None and cand.program is not None
     assert base.program.argv != cand.program.argv
     assert base.program.side == "baseline" and cand.program.side == "candidate"
+
+
+def test_go_test_flags_go_to_the_compile_step_or_to_the_test_binary(tmp_path: Path) -> None:
+    files = dict(GO_FILES)
+    files["flags/long_test.go"] = (
+        'package flags\n\nimport "testing"\n\n'
+        'func TestLong(t *testing.T) {\n\tif testing.Short() {\n\t\tt.Skip("short")\n\t}\n}\n'
+    )
+    files["flags/tagged_test.go"] = (
+        "//go:build extra\n\n"
+        'package flags\n\nimport "testing"\n\nfunc TestTagged(t *testing.T) {}\n'
+    )
+    tree = go_tree(tmp_path, files)
+    tests = 'runner = "go"\nargs = ["-short", "-tags=extra", "-v", "./flags"]'
+
+    run = toolchain(manifest(GO_MANIFEST, tests)).run_tests(tree)
+
+    assert run.outcomes == {
+        f"{GO_MODULE}/flags/TestLong": "skipped",
+        f"{GO_MODULE}/flags/TestTagged": "passed",
+    }
+    assert "-tags=extra" in run.command and "-short" not in run.command
+    assert go_test_args(["-short", "-count=2", "-tags=x"]).run == ("-test.short", "-test.count=2")
+
+
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        ("-race", "needs cgo"),
+        ("-timeout=5s", "timeout_s"),
+        ("-tags", "give -tags its value with `=`"),
+        ("-coverprofile=c.out", "-coverprofile=c.out is not supported"),
+    ],
+)
+def test_a_go_test_flag_speedproof_cannot_honour_is_refused_by_name(flag: str, said: str) -> None:
+    with pytest.raises(InfrastructureError, match=re.escape(said)):
+        toolchain(manifest(GO_MANIFEST, f'runner = "go"\nargs = ["{flag}"]'))
+
+
+def test_packages_whose_test_binaries_share_a_name_are_compiled_apart(tmp_path: Path) -> None:
+    files = {"go.mod": GO_FILES["go.mod"]}
+    for folder in ("a/util", "b/util", "tool/v2", "tool"):
+        name = folder.split("/")[-1]
+        files[f"{folder}/x_test.go"] = (
+            f'package {name}\n\nimport "testing"\n\nfunc TestHere(t *testing.T) {{}}\n'
+        )
+    tree = go_tree(tmp_path, files)
+
+    run = toolchain(manifest(GO_MANIFEST, GO_TESTS)).run_tests(tree)
+
+    assert run.ran, run.note
+    folders = ("a/util", "b/util", "tool/v2", "tool")
+    assert run.outcomes == {f"{GO_MODULE}/{f}/TestHere": "passed" for f in folders}
+    # cmd/go names a major version's test binary after the folder above it.
+    assert GoPackage(f"{GO_MODULE}/tool/v2", tree.root, True).binary_name == "tool.test"
+
+
+def test_a_package_broken_by_a_dependency_is_charged_with_the_dependencys_build_error(
+    tmp_path: Path,
+) -> None:
+    files = dict(GO_FILES)
+    files["words/words.go"] = files["words/words.go"].replace(
+        'import "strings"', 'import (\n\t"strings"\n\n\t_ "example.com/tiny/broken"\n)'
+    )
+    tree = go_tree(tmp_path, files)
+
+    run = toolchain(manifest(GO_MANIFEST, GO_TESTS)).run_tests(tree)
+
+    assert run.outcomes[f"{GO_MODULE}/words/[build failed]"] == "error"
+    assert "broken.go:3" in run.failures[f"{GO_MODULE}/words/[build failed]"]
+    assert run.outcomes[f"{GO_MODULE}/calc/TestAdd"] == "passed"
+
+
+def test_a_go_test_binary_runs_in_its_package_folder_with_no_go_cache_in_sight(
+    tmp_path: Path,
+) -> None:
+    tc = toolchain(manifest(GO_MANIFEST, GO_TESTS))
+    build_cache, gopath = go_caches(tc.context)
+    files = dict(GO_FILES)
+    files["seen/seen_test.go"] = (
+        'package seen\n\nimport (\n\t"os"\n\t"strings"\n\t"testing"\n)\n\n'
+        "func TestSeen(t *testing.T) {\n"
+        '\tif dir, _ := os.Getwd(); !strings.HasSuffix(dir, "/seen") {\n\t\tt.Fatal(dir)\n\t}\n'
+        '\tfor _, name := range []string{"GOCACHE", "GOPATH", "GOMODCACHE"} {\n'
+        '\t\tif os.Getenv(name) != "" {\n\t\t\tt.Fatal(name)\n\t\t}\n\t}\n'
+        f'\tfor _, path := range []string{{"{build_cache}", "{gopath}"}} {{\n'
+        "\t\tif _, err := os.Stat(path); !os.IsNotExist(err) {\n\t\t\tt.Fatal(path, err)\n\t\t}\n"
+        "\t}\n}\n"
+    )
+    tree = go_tree(tmp_path, files)
+
+    run = tc.run_tests(tree, only=[f"{GO_MODULE}/seen/TestSeen"])
+
+    assert run.outcomes == {f"{GO_MODULE}/seen/TestSeen": "passed"}, run.log

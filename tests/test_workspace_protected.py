@@ -102,6 +102,40 @@ def test_a_command_target_protects_only_the_common_defaults() -> None:
     assert COMMAND.is_protected(".github/x")
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "sitecustomize.py",
+        "src/sitecustomize.py",
+        "usercustomize.py",
+        "pkg/deep/usercustomize.py",
+        "hook.pth",
+        "src/pkg/_editable.pth",
+    ],
+)
+def test_python_start_up_hooks_are_protected_anywhere_and_named_so(path: str) -> None:
+    assert "Python start-up hook" in (PYTHON.reason(path) or ""), path
+
+
+def test_a_conftest_at_any_depth_is_protected_and_named_so() -> None:
+    for path in ("conftest.py", "src/conftest.py", "a/b/c/d/conftest.py"):
+        assert "pytest conftest" in (PYTHON.reason(path) or ""), path
+
+
+def test_a_target_of_any_language_tested_by_pytest_gets_the_python_rules() -> None:
+    go_with_pytest = ProtectedPaths.build("go", runner="pytest")
+    command_with_pytest = ProtectedPaths.build("command", runner="pytest")
+    for rules in (go_with_pytest, command_with_pytest):
+        assert "start-up hook" in (rules.reason("sitecustomize.py") or "")
+        assert "conftest" in (rules.reason("tools/conftest.py") or "")
+        assert rules.is_protected("tests/test_cli.py")
+    assert go_with_pytest.is_protected("go.mod")
+    assert ProtectedPaths.build("command", runner="command").reason("conftest.py") is None
+    # Each rule once, even when the language brings it too.
+    both = ProtectedPaths.build("python", runner="pytest")
+    assert len(both.rules) == len(PYTHON.rules)
+
+
 def test_the_reason_names_the_rule_that_matched() -> None:
     assert GO.reason("pkg/util_test.go") == "Go test file (`*_test.go`)"
     assert PYTHON.reason("tests/data/x") == "Python test folder (`tests`)"

@@ -193,6 +193,13 @@ def judge_command(
         typer.Option("--no-sandbox", help="Run without bubblewrap. Recorded in the ledger."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    holdout_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--holdout-dir",
+            help="Folder of holdout inputs named by {holdout} (over the manifest's [holdout] dir).",
+        ),
+    ] = None,
 ) -> None:
     """Prove or refuse one patch: exit 0 accepted, 1 rejected, 2 inconclusive, 3 error."""
     from speedproof.judging import judge_patch
@@ -207,6 +214,7 @@ def judge_command(
             ledger_dir=ledger,
             allow_unsandboxed=no_sandbox,
             quiet=as_json,
+            holdout_dir=holdout_dir,
         )
     except SpeedproofError as exc:
         raise fail(str(exc)) from exc

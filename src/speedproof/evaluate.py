@@ -9,20 +9,24 @@ that turns evidence into words.
 from __future__ import annotations
 
 import hashlib
+import secrets
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from speedproof.errors import InfrastructureError, PatchError
 from speedproof.evidence import Comparison, Evidence, Verdict
-from speedproof.gates.behaviour import BehaviourResult, check_behaviour
+from speedproof.gates.behaviour import BehaviourResult, check_behaviour, place_outputs
 from speedproof.gates.tests import gate_tests
+from speedproof.inputs.generated import SEED_LIMIT
+from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
 from speedproof.ledger import Ledger, SampleRow
-from speedproof.manifest import LoadedManifest
+from speedproof.manifest import LoadedManifest, Workload
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.instructions import (
     InstructionReading,
@@ -35,8 +39,8 @@ from speedproof.measure.readings import size_comparison
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.policy import decide
-from speedproof.program import Invocation, Program
-from speedproof.sandbox import Sandbox
+from speedproof.program import Invocation, Program, relocated
+from speedproof.sandbox import Sandbox, SandboxSpec, mount_list
 from speedproof.toolchains.base import BuildResult, TargetToolchain, Tree, toolchain_for
 from speedproof.workspace import (
     ProtectedPaths,
@@ -46,6 +50,7 @@ from speedproof.workspace import (
     normalise_patch,
     repository_root,
     resolve_rev,
+    snapshot,
     worktree,
 )
 
@@ -67,6 +72,8 @@ class JudgeOptions:
     # Override the manifest's instruction lane: False skips it (tests that only need verdicts
     # from the timed lane), None follows the manifest.
     instructions: bool | None = None
+    # A folder of holdout inputs named by `{holdout}`, over the manifest's `[holdout] dir`.
+    holdout_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,24 @@ def _unsafe(*reasons: str) -> Evidence:
 class _Sides:
     baseline: Tree
     candidate: Tree
+    # The judgement's private folder, outside both worktrees: build folders, output copies,
+    # the disposable copies the tests run in.
+    scratch: Path
     programs: dict[str, Program] = field(default_factory=dict)
+    # Each side's worktree and build folder as the build left them; no later stage may change
+    # them (`Judge._untouched`).
+    snapshots: dict[str, tuple[snapshot.Snapshot, snapshot.Snapshot]] = field(default_factory=dict)
+
+    def tree(self, side: str) -> Tree:
+        return self.baseline if side == "baseline" else self.candidate
+
+
+# How each later stage is named when it wrote what it may not.
+_STAGE_WORDS = {
+    "tests": "the test runs",
+    "behaviour": "the behaviour runs",
+    "measure": "the measured runs (instructions, timed pairs, holdouts)",
+}
 
 
 class Judge:
@@ -200,7 +224,10 @@ class Judge:
         self.timed_cpus = timed_cpus(self.manifest.policy.timed_cpus)
         # Baseline instruction counts per (base revision, workload): a campaign judges many
         # candidates against one base, and the baseline's count cannot change.
-        self._baseline_ir: dict[tuple[str, str], InstructionReading] = {}
+        self._baseline_ir: dict[tuple[str, ...], InstructionReading] = {}
+        # The judgement's unseen inputs while behaviour and measurement run, and its seed.
+        self._inputs: UnseenInputs | None = None
+        self._seed = 0
         self.gates: list[GateRecord] = []
         self.timings: dict[str, float] = {}
 
@@ -222,6 +249,8 @@ class Judge:
             "lane": self.manifest.lane,
             "instruction_lane": self._instructions_on(),
             "target_folder": str(self.target_rel),
+            "unseen_inputs": self._draw_seed(),
+            "sandbox_mounts": self._mounts(),
         }
         candidate_id = self.ledger.start_candidate(
             origin=self.options.origin,
@@ -274,16 +303,89 @@ class Judge:
             pairs=_pairs(evidence.comparisons),
         )
 
+    def _mounts(self) -> list[str]:
+        """What a workload run sees in the sandbox, as the ledger records it."""
+        if self.sandbox.name == "none":
+            return ["none: unsandboxed, as --no-sandbox asked"]
+        spec = SandboxSpec(
+            readable=(*self.toolchain.context.tools, Path("<worktree>"), Path("<build folder>")),
+            files=tuple((Path("<run copy>"), Path(f"<worktree>/{f}")) for f in self._outputs()),
+        )
+        return mount_list(spec)
+
+    def _outputs(self) -> tuple[str, ...]:
+        return tuple(self.manifest.behaviour.output_files)
+
     def _evidence(self, candidate_id: int, patch: str) -> tuple[Evidence, int]:
         self._guard(candidate_id, patch)
         with self._sides() as sides:
             self._apply(candidate_id, sides, patch)
             self._build(candidate_id, sides)
+            self._settle(sides)
             self._tests(candidate_id, sides)
-            behaviour = self._behaviour(candidate_id, sides)
-            return self._measure(candidate_id, sides, behaviour)
+            self._untouched(candidate_id, sides, "tests")
+            with self._unseen(candidate_id, sides):
+                behaviour = self._behaviour(candidate_id, sides)
+                self._untouched(candidate_id, sides, "behaviour")
+                measured = self._measure(candidate_id, sides, behaviour)
+            self._untouched(candidate_id, sides, "measure")
+            return measured
 
-    # ----- gates --------------------------------------------------------------------------
+    # ----- nothing a candidate runs may persist -------------------------------------------
+
+    def _settle(self, sides: _Sides) -> None:
+        """Fix what each side's runs may write, then snapshot the worktrees and build folders.
+
+        In the sandbox the tree and the build are read-only to every run and each declared
+        output file is a per-run copy outside the tree; unsandboxed, runs write the output files
+        in the tree, and those paths alone may change.
+        """
+        for side, program in sides.programs.items():
+            if self.sandbox.name != "none":
+                outputs = sides.scratch / f"{side}-outputs"
+                program = replace(program, outputs=outputs, output_files=self._outputs())
+                place_outputs(program)
+                sides.programs[side] = program
+            tree = sides.tree(side)
+            sides.snapshots[side] = (snapshot.take(tree.worktree), snapshot.take(tree.out))
+
+    def _relocated(self, sides: _Sides, copy: Tree) -> Program:
+        """A side's program run from its writable copies of the tree and the build."""
+        original = sides.tree(copy.side)
+        program = relocated(sides.programs[copy.side], original.worktree, copy.worktree)
+        return relocated(program, original.out, copy.out)
+
+    def _check_writes(
+        self,
+        candidate_id: int,
+        before: tuple[snapshot.Snapshot, snapshot.Snapshot],
+        tree: Tree,
+        stage: str,
+    ) -> None:
+        """Reject what a side wrote in its tree or build folder beyond its declared outputs."""
+        allowed = [str(self.target_rel / f) for f in self._outputs()]
+        wrote = snapshot.changed(before[0], snapshot.take(tree.worktree), allowed)
+        where = ""
+        if not wrote:
+            wrote = snapshot.changed(before[1], snapshot.take(tree.out))
+            where = "in its build folder"
+        if wrote:
+            self._wrote(candidate_id, tree.side, snapshot.describe(wrote, where), stage)
+
+    def _wrote(self, candidate_id: int, side: str, where: str, stage: str) -> None:
+        if side == "baseline":
+            raise InfrastructureError(
+                f"the baseline wrote {where} during {_STAGE_WORDS[stage]}; a workload may "
+                "write only its declared output files ([behaviour] output_files), /tmp and $HOME"
+            )
+        reason = f"the candidate wrote {where} during {_STAGE_WORDS[stage]}"
+        self._gate(candidate_id, f"untouched-{stage}", False, 0.0, (reason,))
+        raise _Ended(_unsafe(reason))
+
+    def _untouched(self, candidate_id: int, sides: _Sides, stage: str) -> None:
+        """Reject a candidate whose code changed its tree or its build during `stage`."""
+        for side, before in sides.snapshots.items():
+            self._check_writes(candidate_id, before, sides.tree(side), stage)
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -328,7 +430,33 @@ class Judge:
             yield _Sides(
                 baseline=Tree("baseline", base, base / self.target_rel, scratch / "baseline"),
                 candidate=Tree("candidate", cand, cand / self.target_rel, scratch / "candidate"),
+                scratch=scratch,
             )
+
+    @contextmanager
+    def _copies(
+        self, sides: _Sides, stage: str, *, build: bool = False
+    ) -> Iterator[tuple[Tree, Tree]]:
+        """Disposable copies of both worktrees, each with an empty build folder, or with a copy
+        of the build (`build`).
+
+        Tests write where they like (reports, caches, fixtures), and the behaviour runs may try
+        to: they do it in a copy that is thrown away, so nothing they leave can reach a measured
+        run, and the copy shows what they wrote.
+        """
+        copies: list[Tree] = []
+        for tree in (sides.baseline, sides.candidate):
+            holder = Path(tempfile.mkdtemp(prefix=f"{stage}-{tree.side}-", dir=sides.scratch))
+            folder = holder / "tree"
+            shutil.copytree(tree.worktree, folder, symlinks=True)
+            if build:
+                shutil.copytree(tree.out, holder / "out", symlinks=True)
+            copies.append(Tree(tree.side, folder, folder / self.target_rel, holder / "out"))
+        try:
+            yield copies[0], copies[1]
+        finally:
+            for made in copies:
+                shutil.rmtree(made.worktree.parent, ignore_errors=True)
 
     def _apply(self, candidate_id: int, sides: _Sides, patch: str) -> None:
         start = time.perf_counter()
@@ -375,11 +503,11 @@ class Judge:
 
     def _tests(self, candidate_id: int, sides: _Sides) -> None:
         start = time.perf_counter()
-        with self._stage("tests"):
+        with self._stage("tests"), self._copies(sides, "tests") as (base_tree, cand_tree):
             result, base_run, cand_run = gate_tests(
                 self.toolchain,
-                sides.baseline,
-                sides.candidate,
+                base_tree,
+                cand_tree,
                 revision=self.base_rev,
                 cache_dir=self.toolchain.context.caches,
             )
@@ -403,16 +531,27 @@ class Judge:
 
     def _behaviour(self, candidate_id: int, sides: _Sides) -> BehaviourResult:
         start = time.perf_counter()
-        with self._stage("behaviour"):
+        with self._stage("behaviour"), self._copies(sides, "behaviour", build=True) as copies:
+            # Run from writable copies of the tree and the build, so a run that tries to leave
+            # something for later runs succeeds there, is seen, and is named; the measured runs
+            # then see both read-only.
+            programs = {tree.side: self._relocated(sides, tree) for tree in copies}
+            before = {
+                tree.side: (snapshot.take(tree.worktree), snapshot.take(tree.out))
+                for tree in copies
+            }
             result = check_behaviour(
-                sides.programs["baseline"],
-                sides.programs["candidate"],
+                programs["baseline"],
+                programs["candidate"],
                 self.manifest.workloads,
                 self.manifest.behaviour,
                 prefix=self.manifest.target.prefix,
                 sandbox=self.sandbox,
                 timeout_for=lambda w: w.timeout_s,
+                visible=self._visible,
             )
+            for tree in copies:
+                self._check_writes(candidate_id, before[tree.side], tree, "behaviour")
         if result.status == "infrastructure":
             raise InfrastructureError("; ".join(result.infrastructure_problems()))
         self._gate(
@@ -430,6 +569,55 @@ class Judge:
                 )
             )
         return result
+
+    # ----- inputs the candidate cannot have seen (docs/adr/0030) -----------------------------
+
+    def _draw_seed(self) -> dict[str, Any]:
+        """A fresh secret seed for this judgement's generators, recorded in the ledger's facts."""
+        self._seed = secrets.randbelow(SEED_LIMIT)
+        return {"seed": self._seed, "holdout_dir_given": self.options.holdout_dir is not None}
+
+    @contextmanager
+    def _unseen(self, candidate_id: int, sides: _Sides) -> Iterator[None]:
+        """Generated inputs, the holdout copy and the twins, for behaviour and measurement.
+
+        The gates read `self.manifest.workloads`; inside this block that is the judgement's own
+        list (placeholders filled, twins added as holdout-tier workloads), so no gate changes.
+        """
+        start = time.perf_counter()
+        with ExitStack() as stack:
+            with self._stage("inputs"):
+                inputs = stack.enter_context(
+                    unseen_inputs(
+                        self.loaded,
+                        context=self.toolchain.context,
+                        baseline=sides.baseline,
+                        seed=self._seed,
+                        holdout_dir=self.options.holdout_dir,
+                    )
+                )
+            for made in inputs.generated:
+                detail = {"seed": self._seed, "argv": list(made.argv), "log": made.log}
+                self._gate(
+                    candidate_id, f"generate:{made.workload}", True, made.seconds, (), detail
+                )
+            made_here = {
+                "twins": list(inputs.twins),
+                "generated": [g.workload for g in inputs.generated],
+            }
+            self._gate(candidate_id, "inputs", True, time.perf_counter() - start, (), made_here)
+            self.manifest = self.loaded.manifest.model_copy(
+                update={"workloads": list(inputs.workloads)}
+            )
+            self._inputs = inputs
+            try:
+                yield
+            finally:
+                self.manifest, self._inputs = self.loaded.manifest, None
+
+    def _visible(self, program: Program, workload: Workload) -> Program:
+        """`program` able to read `workload`'s unseen inputs, if it has any."""
+        return program if self._inputs is None else self._inputs.visible(program, workload)
 
     # ----- measurement --------------------------------------------------------------------
 
@@ -458,6 +646,7 @@ class Judge:
                     progress=self.progress,
                 ),
                 fixed_readings=fixed,
+                visible=self._visible,
             )
             evidence = measurement.run()
         return evidence, evidence.look
@@ -487,12 +676,13 @@ class Judge:
             check = behaviour.check_for(workload.id)
             readings = {}
             for side in ("baseline", "candidate"):
-                key = (self.base_rev, workload.id)
+                # Generated inputs are new every judgement: the key holds the filled args.
+                key = (self.base_rev, workload.id, *workload.args, workload.stdin or "")
                 if side == "baseline" and key in self._baseline_ir:
                     readings[side] = self._baseline_ir[key]
                     continue
                 readings[side] = count_instructions(
-                    Invocation(sides.programs[side], workload, prefix),
+                    Invocation(self._visible(sides.programs[side], workload), workload, prefix),
                     sandbox=self.sandbox,
                     timeout_s=lane.timeout_s,
                     repeats=self._repeats(side),

@@ -11,6 +11,9 @@ from typing import Literal
 
 VerdictName = Literal["accepted", "rejected", "inconclusive"]
 Tier = Literal["representative", "plausible", "stress", "holdout"]
+# A representative workload's twin is `<id>~twin`, of the holdout tier (docs/adr/0030); `~` is
+# not allowed in a manifest id, so no twin id collides with one.
+TWIN_SUFFIX = "~twin"
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,10 @@ class PolicyRules:
     statistical_support_required: bool = True
     # Per-metric limits that replace `guardrail_limit_pct` (a reported metric's tolerance).
     limits: tuple[tuple[str, float], ...] = ()
+    # The carry-over rule (docs/adr/0030): the share of a representative win that must reappear
+    # on at least one unseen workload, and the workloads whose wins are exempt.
+    carry_over_fraction: float = 0.0
+    input_specific: tuple[str, ...] = ()
 
     def limit_for(self, metric: str) -> float:
         """How much worse than the baseline `metric` may read, in %."""

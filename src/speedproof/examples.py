@@ -25,6 +25,9 @@ EXPECTED: dict[str, Expectation] = {
     "behaviour": "rejected",
     "breaks-test": "rejected",
     "attack": "rejected",
+    # Run-time reward hacks (answers kept between runs, a child that writes after the parent
+    # exits): never accepted, and the reason names what the candidate did.
+    "cheat": "rejected-or-inconclusive",
 }
 
 

@@ -33,6 +33,7 @@ def judge_patch(
     ledger_dir: Path | None = None,
     allow_unsandboxed: bool = False,
     quiet: bool = False,
+    holdout_dir: Path | None = None,
 ) -> Outcome:
     loaded = load_manifest(manifest)
     text = read_patch(patch)
@@ -41,7 +42,7 @@ def judge_patch(
     if sandbox.name == "none":
         console.print("[bold yellow]warning:[/] running UNSANDBOXED (--no-sandbox); recorded.")
     folder = ledger_dir or loaded.root / LEDGER_FOLDER
-    options = JudgeOptions(repo=repo, base=base, pairs=pairs)
+    options = JudgeOptions(repo=repo, base=base, pairs=pairs, holdout_dir=holdout_dir)
     with Ledger.in_folder(folder) as ledger, LiveProgress(console) as progress:
         judge = Judge(
             loaded,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -62,6 +63,13 @@ class Tests(_Strict):
     flaky_retries: int = Field(default=2, ge=0, le=10)
 
 
+# Placeholders a workload may use (docs/adr/0030): the folder a generator writes, the secret seed
+# it is given, and the folder of holdout inputs outside the repository.
+OUT_TOKEN = "{out}"
+SEED_TOKEN = "{seed}"
+HOLDOUT_TOKEN = "{holdout}"
+
+
 class Workload(_Strict):
     id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
     tier: TierName = "representative"
@@ -70,6 +78,33 @@ class Workload(_Strict):
     files: list[str] = []
     expected_exit: int = 0
     timeout_s: float = Field(default=60.0, gt=0)
+    # A command that writes this workload's inputs into `{out}` from a secret `{seed}` drawn
+    # per judgement; run once, sandboxed, in the baseline's target folder.
+    generate: list[str] = []
+    # The win on this workload truly belongs to its input: the carry-over rule does not apply.
+    input_specific: bool = False
+
+    @field_validator("generate")
+    @classmethod
+    def _names_its_folder(cls, value: list[str]) -> list[str]:
+        if value and not any(OUT_TOKEN in part for part in value):
+            raise ValueError(f"a generator must name the folder it writes as {OUT_TOKEN}")
+        return value
+
+    @model_validator(mode="after")
+    def _placeholders_sound(self) -> Workload:
+        uses = [*self.args, *([self.stdin] if self.stdin else [])]
+        if not self.generate and any(OUT_TOKEN in part for part in uses):
+            raise ValueError(f"{OUT_TOKEN} names generated inputs: the workload needs `generate`")
+        if self.tier != "holdout" and any(HOLDOUT_TOKEN in part for part in uses):
+            raise ValueError(f"only a holdout workload may read {HOLDOUT_TOKEN} inputs")
+        return self
+
+    @property
+    def placeholders(self) -> bool:
+        """Whether the workload names inputs that exist only once a judgement prepares them."""
+        uses = [*self.args, *([self.stdin] if self.stdin else [])]
+        return bool(self.generate) or any(HOLDOUT_TOKEN in part for part in uses)
 
 
 class Normalise(_Strict):
@@ -95,6 +130,12 @@ class Behaviour(_Strict):
     # Files a workload writes, relative to the target folder; compared by digest like stdout.
     output_files: list[str] = []
     normalise: list[Normalise] = []
+
+
+class Holdout(_Strict):
+    # A folder of holdout inputs, absolute or relative to the manifest, and best outside the
+    # repository: a candidate's code cannot read it except in a holdout run, at a fresh path.
+    dir: str | None = None
 
 
 class Protect(_Strict):
@@ -127,6 +168,10 @@ class Policy(_Strict):
     # a 2-vCPU machine, but a Go program then runs with one P and its collector on the same core:
     # opt in where the program's speed is single-core speed.
     timed_cpus: int | Literal["all"] = "all"
+    # An accept stands only if some unseen workload (a holdout, or a representative's twin)
+    # improves by at least this share of the representative win (docs/adr/0030); 0 turns the
+    # carry-over rule off.
+    carry_over_fraction: float = Field(default=0.25, ge=0, le=1)
 
     @field_validator("timed_cpus", mode="before")
     @classmethod
@@ -151,6 +196,7 @@ class Policy(_Strict):
                 guardrail_limit_pct=self.guardrail_limit_pct,
                 guardrails=tuple(self.guardrails),
                 statistical_support_required=self.statistical_support_required,
+                carry_over_fraction=self.carry_over_fraction,
             )
         return PolicyRules(
             primary_metric=reported.primary,
@@ -159,6 +205,7 @@ class Policy(_Strict):
             guardrails=(*self.guardrails, *(p.name for p in reported.protected)),
             statistical_support_required=self.statistical_support_required,
             limits=tuple((p.name, p.tolerance_pct) for p in reported.protected),
+            carry_over_fraction=self.carry_over_fraction,
         )
 
 
@@ -228,6 +275,7 @@ class Manifest(_Strict):
     instructions: Instructions = Instructions()
     reported: Reported | None = None
     advisor: Advisor = Advisor()
+    holdout: Holdout = Holdout()
 
     @model_validator(mode="after")
     def _workloads_sound(self) -> Manifest:
@@ -259,7 +307,8 @@ class Manifest(_Strict):
 
     def rules(self) -> PolicyRules:
         """The policy's rules, with the [reported] block's metrics when there is one."""
-        return self.policy.rules(self.reported)
+        specific = tuple(w.id for w in self.workloads if w.input_specific)
+        return replace(self.policy.rules(self.reported), input_specific=specific)
 
     @property
     def counts_instructions(self) -> bool:

@@ -5,8 +5,9 @@ a verdict depends on the evidence and the manifest's rules alone and can be repl
 record (tests/test_policy.py parses this file and enforces the allow-list).
 
 `decide` looks at the evidence in a fixed order and the first step that fails names the verdict:
-behaviour → gates → safety → representative evidence → guardrails → regressions → improvement.
-Guardrail and regression failures are collected together, so a rejection lists all of them.
+behaviour → gates → safety → representative evidence → guardrails → regressions → improvement
+→ carry-over. Guardrail and regression failures are collected together, so a rejection lists all
+of them.
 The limit for "worse" is `rules.limit_for(metric)`: `guardrail_limit_pct` for every metric, the
 primary one included, unless the manifest gives a metric its own tolerance.
 
@@ -21,7 +22,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import replace
 
-from speedproof.evidence import Comparison, Evidence, PolicyRules, Verdict
+from speedproof.evidence import TWIN_SUFFIX, Comparison, Evidence, PolicyRules, Verdict
 
 # The same floor as `speedproof.stats.MIN_SAMPLES`; repeated because this module must not import
 # scipy. Below it no test was run, so a reading cannot be representative evidence.
@@ -44,7 +45,7 @@ CONFIRM_MULTIPLE = 2.0
 
 def decide(evidence: Evidence, rules: PolicyRules) -> Verdict:
     """The verdict on one patch; see the module docstring for the order of the steps."""
-    verdict = _judge(evidence, rules)
+    verdict = carry_over(_judge(evidence, rules), evidence, rules)
     if not evidence.measurement_notes:
         return verdict
     notes = (*verdict.notes, *evidence.measurement_notes)
@@ -304,6 +305,56 @@ def _improvement(evidence: Evidence, rules: PolicyRules, notes: tuple[str, ...])
         f"{_support(best, rules)}."
     )
     return Verdict("accepted", (reason,), rests_on=best.workload, lane=best.lane, notes=notes)
+
+
+def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verdict:
+    """An accept whose win does not reappear on inputs the candidate has not seen is inconclusive.
+
+    The win the accept rests on is held against that workload's twin (the same bytes under a
+    fresh name, `TWIN_SUFFIX`) when it has one, else against every holdout-tier workload; one of
+    them must improve by `carry_over_fraction` of the win. In 8 judgements of the bundled
+    speedups a workload's own twin kept 79-107 % of its win while other unseen workloads kept
+    anything from -27 % to 99 %; the stored-answer attack on textstat kept -1 to -4 %
+    (docs/adr/0030). Holding the win against its own twin also catches a stored answer hidden
+    beside a real speedup on another workload.
+    """
+    fraction = rules.carry_over_fraction
+    if verdict.verdict != "accepted" or fraction <= 0 or verdict.rests_on in rules.input_specific:
+        return verdict
+    won = [c for c in _representative(evidence, rules) if c.workload == verdict.rests_on]
+    unseen = list(_unseen(evidence, rules))
+    if not won or not unseen:
+        return verdict
+    win = won[0]
+    twin = [c for c in unseen if c.workload == win.workload + TWIN_SUFFIX]
+    held = twin or unseen
+    needed = fraction * win.improvement_pct
+    if max(c.improvement_pct for c in held) >= needed:
+        return verdict
+    where = "its twin (the same input under a fresh name)" if twin else "no unseen workload"
+    verb = "did not improve" if twin else "improved"
+    readings = ", ".join(f"{c.workload} {c.render()}" for c in held)
+    reason = (
+        f"the win does not carry over to inputs the candidate has not seen: {win.metric} "
+        f"improved by {win.improvement_pct:.2f}% on workload {win.workload}, but {where} "
+        f"{verb} by {fraction:g} of that ({needed:.2f}%): {readings}. A candidate that "
+        "recognises its visible inputs (by argv, path, size or content) and prints a stored "
+        "answer looks like this; a win that truly belongs to one input needs "
+        "`input_specific = true` on its workload."
+    )
+    return Verdict("inconclusive", (reason,), notes=verdict.notes)
+
+
+def _unseen(evidence: Evidence, rules: PolicyRules) -> Iterator[Comparison]:
+    """Primary-metric readings of holdout-tier workloads (holdouts and twins) with a figure."""
+    for c in evidence.comparisons:
+        if (
+            c.metric == rules.primary_metric
+            and c.tier == "holdout"
+            and (c.exact or c.n >= MIN_SAMPLES)
+            and math.isfinite(c.delta_pct)
+        ):
+            yield c
 
 
 def _unconfirmed(best: Comparison, evidence: Evidence, rules: PolicyRules) -> str:

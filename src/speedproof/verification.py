@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from speedproof.errors import PatchError, SpeedproofError
@@ -108,12 +109,14 @@ class Verification:
         ledger: Ledger,
         pairs: int = DEFAULT_PAIRS,
         progress: Progress = _quiet,
+        holdout_dir: Path | None = None,
     ) -> None:
         self.loaded = loaded
         self.sandbox = sandbox
         self.ledger = ledger
         self.pairs = pairs
         self.progress = progress
+        self.holdout_dir = holdout_dir
 
     def run(self, accepted: Sequence[Accepted]) -> list[Recheck]:
         if not accepted:
@@ -124,7 +127,13 @@ class Verification:
         return checks
 
     def _judge(self, base: str, diff: str, campaign: str | None) -> Outcome:
-        options = JudgeOptions(base=base, pairs=self.pairs, origin="verify", campaign=campaign)
+        options = JudgeOptions(
+            base=base,
+            pairs=self.pairs,
+            origin="verify",
+            campaign=campaign,
+            holdout_dir=self.holdout_dir,
+        )
         judge = Judge(
             self.loaded,
             sandbox=self.sandbox,

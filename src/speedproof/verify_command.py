@@ -58,6 +58,13 @@ def verify_command(
         bool, typer.Option("--no-sandbox", help="Run without bubblewrap. Recorded.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    holdout_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--holdout-dir",
+            help="Folder of holdout inputs named by {holdout} (over the manifest's [holdout] dir).",
+        ),
+    ] = None,
 ) -> None:
     """Re-measure accepted candidates alone and stacked; exit 1 if any no longer holds."""
     errors = Console(stderr=True)
@@ -72,6 +79,7 @@ def verify_command(
                 sandbox=sandbox,
                 ledger=book,
                 pairs=pairs,
+                holdout_dir=holdout_dir,
                 progress=lambda stage, message: progress.print(f"[dim]{stage}:[/] {message}"),
             ).run(chosen)
     except SpeedproofError as exc:

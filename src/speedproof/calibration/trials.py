@@ -17,6 +17,7 @@ lands on every kind alike. Builds happen once; each trial is a fresh measurement
 
 from __future__ import annotations
 
+import secrets
 import statistics
 import tempfile
 from collections.abc import Callable, Iterator
@@ -30,6 +31,8 @@ from speedproof.calibration.noise import NO_CHANGE, WorkloadNoise, reading_sprea
 from speedproof.calibration.sizing import size_wins
 from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
+from speedproof.inputs.generated import SEED_LIMIT
+from speedproof.inputs.unseen import show, unseen_inputs
 from speedproof.manifest import LoadedManifest
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.pinning import describe as describe_cpus
@@ -194,9 +197,11 @@ class Calibration:
         self.schedule: Schedule = schedule_for(self.manifest, options.pairs)
         # Read once, before any measurement narrows this process's own mask.
         self.cpus = timed_cpus(self.manifest.policy.timed_cpus)
+        # The folders of the unseen inputs every trial program may read (`_unseen`).
+        self._folders: tuple[Path, ...] = ()
 
     def run(self) -> CalibrationReport:
-        with self._checkouts() as trees:
+        with self._checkouts() as trees, self._unseen(trees["base"]):
             builds = self._build(trees)
             sizing: dict[str, Any] | None = None
             if self.options.win_patch is None:
@@ -267,6 +272,29 @@ class Calibration:
                 apply_patch(trees["won"].worktree, normalise_patch(self.options.win_patch))
             yield trees
 
+    @contextmanager
+    def _unseen(self, base: Tree) -> Iterator[None]:
+        """The judge's workloads: generated inputs, the holdout copy and the twins (0030).
+
+        Calibrate measures the judge's rule, so it measures the judge's workloads. Every trial
+        program is the base revision or a change calibrate made itself, so every folder is shown
+        to every run instead of to the workloads that read it.
+        """
+        with unseen_inputs(
+            self.loaded,
+            context=self.toolchain.context,
+            baseline=base,
+            seed=secrets.randbelow(SEED_LIMIT),
+        ) as inputs:
+            self._folders = tuple(f for found in inputs.folders.values() for f in found)
+            self.manifest = self.loaded.manifest.model_copy(
+                update={"workloads": list(inputs.workloads)}
+            )
+            try:
+                yield
+            finally:
+                self.manifest, self._folders = self.loaded.manifest, ()
+
     def _build(self, trees: dict[str, Tree]) -> _Builds:
         self.progress("build", f"building {len(trees)} checkouts once")
         return _Builds(
@@ -283,7 +311,7 @@ class Calibration:
             raise InfrastructureError(
                 f"the {tree.side} checkout does not build:\n{result.log[-2000:]}"
             )
-        return result.program
+        return show(result.program, self._folders)
 
     def _pair(self, kind: TrialKind, builds: _Builds) -> dict[Side, Program]:
         programs = builds.programs

@@ -123,6 +123,13 @@ def optimize_command(
             help="Ask once for extra workloads that widen profiling; never measured (off).",
         ),
     ] = None,
+    holdout_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--holdout-dir",
+            help="Folder of holdout inputs named by {holdout} (over the manifest's [holdout] dir).",
+        ),
+    ] = None,
 ) -> None:
     """Find proven speedups: propose, judge and keep what is accepted, until an exit condition."""
     errors = Console(stderr=True)
@@ -146,6 +153,7 @@ def optimize_command(
             analyst=None if analyst is None else analyst.value,
             reviewer=None if reviewer is None else reviewer.value,
             explorer=explorer,
+            holdout_dir=holdout_dir,
         )
         code = _optimize(request, errors)
     except SpeedproofError as exc:

@@ -51,6 +51,7 @@ from speedproof.campaign.state import Attempt, CampaignState, Redactor, load_sta
 from speedproof.discovery import HotFunction
 from speedproof.errors import SpeedproofError
 from speedproof.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.evidence import TWIN_SUFFIX
 from speedproof.manifest import LoadedManifest
 from speedproof.measure.runner import Sample
 from speedproof.sandbox import Sandbox
@@ -90,6 +91,8 @@ class Setting:
     advice: AdvisorSeats | None = None
     # Ask the explorer for extra profiling-only workloads (`--explorer`).
     explore: bool = False
+    # Holdout inputs named by `{holdout}` (`--holdout-dir`), over the manifest's.
+    holdout_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,7 @@ class Campaign:
                 cache_dir=self.s.cache_dir,
                 progress=self.view.stage,
                 on_sample=self.view.sample,
+                holdout_dir=self.s.holdout_dir,
             )
             body = result.to_record()
             self.s.ledger.add_event(self.s.campaign, "note", body)
@@ -304,7 +308,11 @@ class Campaign:
 
     def _judge(self, rev: str) -> Judge:
         options = JudgeOptions(
-            base=rev, origin=ORIGIN, campaign=self.s.campaign, cache_dir=self.s.cache_dir
+            base=rev,
+            origin=ORIGIN,
+            campaign=self.s.campaign,
+            cache_dir=self.s.cache_dir,
+            holdout_dir=self.s.holdout_dir,
         )
         return Judge(
             self.s.loaded,
@@ -570,9 +578,12 @@ class Campaign:
 
 
 def _holdout_names(loaded: LoadedManifest) -> tuple[str, ...]:
-    """Holdout workload ids and their input files (paths and bare names): never shown."""
+    """Holdout workload ids and their input files (paths and bare names), and the ids of the
+    representative workloads' twins: never shown."""
     names: list[str] = []
     for workload in loaded.manifest.workloads:
+        if workload.tier == "representative":
+            names.append(workload.id + TWIN_SUFFIX)
         if workload.tier != "holdout":
             continue
         names.append(workload.id)

@@ -61,6 +61,8 @@ class Request:
     analyst: str | None = None
     reviewer: str | None = None
     explorer: bool | None = None
+    # Holdout inputs outside the repository; not recorded, so a resume must give it again.
+    holdout_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,7 @@ def open_campaign(request: Request) -> Iterator[Opened]:
             stability_check=options.stability_check,
             advice=advice,
             explore=options.explorer,
+            holdout_dir=request.holdout_dir,
         )
         if options.resume is None:
             _start(setting, options, base_rev, checked)

@@ -10,6 +10,7 @@ proposals. Output that differs between the two checkouts is the same finding, ea
 
 from __future__ import annotations
 
+import secrets
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -18,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from speedproof.errors import InfrastructureError
-from speedproof.gates.behaviour import check_behaviour
-from speedproof.manifest import LoadedManifest
+from speedproof.gates.behaviour import Visible, check_behaviour
+from speedproof.inputs.generated import SEED_LIMIT
+from speedproof.inputs.unseen import unseen_inputs
+from speedproof.manifest import LoadedManifest, Manifest
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
@@ -60,38 +63,62 @@ def check_stability(
     cache_dir: Path | None = None,
     progress: Progress,
     on_sample: Callable[[Sample], None] | None = None,
+    holdout_dir: Path | None = None,
 ) -> Stability:
-    manifest = loaded.manifest
-    toolchain = toolchain_for(manifest, sandbox, caches=cache_dir)
+    toolchain = toolchain_for(loaded.manifest, sandbox, caches=cache_dir)
     target_rel = loaded.root.resolve().relative_to(repo)
     with _checkouts(repo, rev, target_rel) as trees:
         progress("a/a", "building the base revision twice")
         programs = {side: _built(toolchain.build, tree) for side, tree in trees.items()}
-        behaviour = check_behaviour(
-            programs["baseline"],
-            programs["candidate"],
-            manifest.workloads,
-            manifest.behaviour,
-            prefix=manifest.target.prefix,
-            sandbox=sandbox,
-            timeout_for=lambda w: w.timeout_s,
+        # The workloads as a judgement runs them: generated inputs, the holdout copy, twins.
+        inputs = unseen_inputs(
+            loaded,
+            context=toolchain.context,
+            baseline=trees["baseline"],
+            seed=secrets.randbelow(SEED_LIMIT),
+            holdout_dir=holdout_dir,
         )
-        if behaviour.status == "infrastructure":
-            raise InfrastructureError("; ".join(behaviour.infrastructure_problems()))
-        if not behaviour.matches:
-            differences = behaviour.candidate_differences() or tuple(behaviour.detail())
-            return Stability("behaviour-differs", tuple(differences), 0, 0)
-        progress("a/a", "measuring the base revision against itself")
-        measurement = SequentialMeasurement(
-            manifest=manifest,
-            sandbox=sandbox,
-            programs=programs,
-            checks=behaviour.check_for,
-            schedule=schedule_for(manifest),
-            cpus=timed_cpus(manifest.policy.timed_cpus),
-            sinks=Sinks(sample=_sampler(on_sample), progress=progress),
-        )
-        evidence = measurement.run()
+        with inputs as unseen:
+            manifest = loaded.manifest.model_copy(update={"workloads": list(unseen.workloads)})
+            return _aa(manifest, sandbox, programs, unseen.visible, progress, on_sample)
+
+
+def _aa(
+    manifest: Manifest,
+    sandbox: Sandbox,
+    programs: dict[Side, Program],
+    visible: Visible,
+    progress: Progress,
+    on_sample: Callable[[Sample], None] | None,
+) -> Stability:
+    """Behaviour, then the schedule, of two builds of one revision."""
+    behaviour = check_behaviour(
+        programs["baseline"],
+        programs["candidate"],
+        manifest.workloads,
+        manifest.behaviour,
+        prefix=manifest.target.prefix,
+        sandbox=sandbox,
+        timeout_for=lambda w: w.timeout_s,
+        visible=visible,
+    )
+    if behaviour.status == "infrastructure":
+        raise InfrastructureError("; ".join(behaviour.infrastructure_problems()))
+    if not behaviour.matches:
+        differences = behaviour.candidate_differences() or tuple(behaviour.detail())
+        return Stability("behaviour-differs", tuple(differences), 0, 0)
+    progress("a/a", "measuring the base revision against itself")
+    measurement = SequentialMeasurement(
+        manifest=manifest,
+        sandbox=sandbox,
+        programs=programs,
+        checks=behaviour.check_for,
+        schedule=schedule_for(manifest),
+        cpus=timed_cpus(manifest.policy.timed_cpus),
+        sinks=Sinks(sample=_sampler(on_sample), progress=progress),
+        visible=visible,
+    )
+    evidence = measurement.run()
     verdict = decide(evidence, manifest.rules())
     pairs = max(
         (c.n for c in evidence.comparisons if c.tier == "representative"),

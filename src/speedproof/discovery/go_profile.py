@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import shutil
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from speedproof.discovery.go_build import GoPackage, binary_path, go_run, profiling_build
@@ -123,6 +124,8 @@ class _GoRuns:
         out.parent.mkdir(parents=True, exist_ok=True)
         binary = binary_path(self.context, self.folder)
         program = self.context.program(self.tree, (str(binary),), {PROFILE_ENV: str(out)})
+        # The tree and the build are read-only to a run; the profile folder alone is not.
+        program = replace(program, writable=(out.parent,))
         invocation = Invocation(program, workload, tuple(self.context.manifest.target.prefix))
         seconds = timed(invocation, sandbox=self.sandbox, timeout_s=workload.timeout_s)
         if not out.is_file() or out.stat().st_size == 0:

@@ -98,7 +98,10 @@ class _PythonRuns:
 
     def _run(self, workload: Workload, index: int) -> tuple[Path, float]:
         out = self.folder / f"{workload.id}-{index}.prof"
-        program = replace(self.program, argv=profiled_argv(self.program, out))
+        # The tree and the build are read-only to a run; the profile folder alone is not.
+        program = replace(
+            self.program, argv=profiled_argv(self.program, out), writable=(out.parent,)
+        )
         invocation = Invocation(program, workload, tuple(self.manifest.target.prefix))
         seconds = timed(
             invocation, sandbox=self.sandbox, timeout_s=workload.timeout_s * PROFILER_SLOWDOWN

@@ -35,10 +35,19 @@ class Budget:
 
 
 def representative(manifest: Manifest) -> tuple[Workload, ...]:
-    """The workloads discovery may run: the representative tier, never any other."""
-    chosen = tuple(w for w in manifest.workloads if w.tier == "representative")
+    """The workloads discovery may run: the representative tier, never any other.
+
+    A workload whose inputs a judgement generates from a secret seed is left out: its inputs
+    exist only inside a judgement (docs/adr/0030).
+    """
+    chosen = tuple(
+        w for w in manifest.workloads if w.tier == "representative" and not w.placeholders
+    )
     if not chosen:
-        raise DiscoveryError("the manifest has no representative workload to profile")
+        raise DiscoveryError(
+            "the manifest has no representative workload to profile (generated ones are "
+            "made only inside a judgement)"
+        )
     return chosen
 
 

@@ -16,7 +16,9 @@ For each workload (every tier) the baseline runs twice against itself first:
 Then the candidate runs once and is compared with the reference (the first baseline run). The
 reference is kept, with its normalised content, so that the timed lane can check every later
 repetition against it (`ReferenceCheck`): determinism is asserted on every run, not assumed from
-two. Output files are removed before each run, so a stale file never matches.
+two. Output files are removed before each run, so a stale file never matches. In the sandbox
+the tree is read-only and each declared output file is a per-run copy outside it, bound over an
+empty placeholder (`speedproof.program.output_path`); a copy the run never wrote reads as absent.
 
 Output files are not sorted in `sorted-lines` mode and not normalised: a file is an artefact a
 user reads back, and a reordered file is a different file.
@@ -25,6 +27,7 @@ user reads back, and a reordered file is a different file.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import stat
@@ -38,7 +41,7 @@ from speedproof.errors import InfrastructureError
 from speedproof.manifest import Behaviour, Normalise, Workload
 from speedproof.measure.process import _KEEP_LIMIT, ProcessResult
 from speedproof.measure.runner import run_invocation
-from speedproof.program import Invocation, Program
+from speedproof.program import Invocation, Program, output_path
 from speedproof.sandbox import Sandbox
 
 Mode = Literal["exact", "sorted-lines"]
@@ -183,7 +186,7 @@ def fingerprint(
     result: ProcessResult, invocation: Invocation, rules: Behaviour, mode: Mode
 ) -> Fingerprint:
     """The fingerprint of a run that has just finished (its output files are read now)."""
-    outputs = read_outputs(invocation.program.root, rules.output_files)
+    outputs = read_outputs(invocation.program, rules.output_files)
     return observe(result, outputs, rules, mode).fingerprint
 
 
@@ -235,12 +238,63 @@ def read_output(root: Path, relative: str) -> OutputFile:
     return OutputFile(OutputDigest(relative, "file", sha), kept)
 
 
-def read_outputs(root: Path, relatives: Sequence[str]) -> tuple[OutputFile, ...]:
-    return tuple(read_output(root, relative) for relative in relatives)
+def _read_copy(program: Program, relative: str) -> OutputFile:
+    """A run's own copy of an output file; one still as `_reset_copy` left it is absent."""
+    path = output_path(program, relative)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return OutputFile(OutputDigest(relative, "absent", None), b"")
+    if info.st_size == 0 and info.st_mtime_ns == 0:
+        return OutputFile(OutputDigest(relative, "absent", None), b"")
+    try:
+        sha, kept = _digest_file(path)
+    except OSError as exc:
+        raise InfrastructureError(f"cannot read output file {path}: {exc.strerror}") from exc
+    return OutputFile(OutputDigest(relative, "file", sha), kept)
 
 
-def clear_outputs(root: Path, relatives: Sequence[str]) -> None:
-    """Remove every declared output file before a run, so a stale one can never match."""
+def read_outputs(program: Program, relatives: Sequence[str]) -> tuple[OutputFile, ...]:
+    if program.outputs is not None:
+        return tuple(_read_copy(program, relative) for relative in relatives)
+    return tuple(read_output(program.root, relative) for relative in relatives)
+
+
+def place_outputs(program: Program) -> None:
+    """Empty placeholders in the tree for a sandboxed program's declared output files.
+
+    bubblewrap binds a file only over a path that exists, and the tree is read-only inside;
+    the judge makes them once, before it takes the tree's snapshot.
+    """
+    if program.outputs is None:
+        return
+    program.outputs.mkdir(parents=True, exist_ok=True)
+    for relative in program.output_files:
+        path = _output_path(program.root, relative)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not _inside(program.root, path):
+            raise InfrastructureError(f"output file {relative!r} resolves outside {program.root}")
+        if not path.is_file() or path.is_symlink():
+            path.unlink(missing_ok=True)
+            path.touch()
+        _reset_copy(output_path(program, relative))
+
+
+def _reset_copy(path: Path) -> None:
+    # An empty file stamped with the epoch: any write, even an empty truncating one, moves
+    # its modification time, so a run that wrote nothing is told from one that wrote "".
+    path.unlink(missing_ok=True)
+    path.touch()
+    os.utime(path, ns=(0, 0))
+
+
+def clear_outputs(program: Program, relatives: Sequence[str]) -> None:
+    """Empty every declared output file before a run, so a stale one can never match."""
+    if program.outputs is not None:
+        for relative in relatives:
+            _reset_copy(output_path(program, relative))
+        return
+    root = program.root
     for relative in relatives:
         path = _output_path(root, relative)
         if not path.is_symlink() and not path.exists():
@@ -418,10 +472,10 @@ class ReferenceCheck:
     behaviour: Behaviour
 
     def prepare(self, invocation: Invocation) -> None:
-        clear_outputs(invocation.program.root, self.behaviour.output_files)
+        clear_outputs(invocation.program, self.behaviour.output_files)
 
     def differences(self, invocation: Invocation, result: ProcessResult) -> tuple[str, ...]:
-        outputs = read_outputs(invocation.program.root, self.behaviour.output_files)
+        outputs = read_outputs(invocation.program, self.behaviour.output_files)
         seen = observe(result, outputs, self.behaviour, self.reference.fingerprint.mode)
         if seen.fingerprint == self.reference.fingerprint:
             return ()
@@ -520,10 +574,10 @@ class _Run:
 
 
 def _run(invocation: Invocation, behaviour: Behaviour, sandbox: Sandbox, timeout_s: float) -> _Run:
-    root = invocation.program.root
-    clear_outputs(root, behaviour.output_files)
+    program = invocation.program
+    clear_outputs(program, behaviour.output_files)
     result = run_invocation(invocation, sandbox=sandbox, timeout_s=timeout_s)
-    return _Run(result, read_outputs(root, behaviour.output_files))
+    return _Run(result, read_outputs(program, behaviour.output_files))
 
 
 def _baseline_problem(run: _Run, workload: Workload, timeout_s: float) -> str | None:
@@ -619,6 +673,15 @@ def judge_workload(
     return _judge_candidate(settled, ran, workload, behaviour, timeout_s)
 
 
+# (program, workload) -> the program as it must run that workload.
+Visible = Callable[[Program, Workload], Program]
+
+
+def as_built(program: Program, workload: Workload) -> Program:
+    """The default `Visible`: every workload runs the program as it was built."""
+    return program
+
+
 def check_behaviour(
     baseline: Program,
     candidate: Program,
@@ -628,12 +691,16 @@ def check_behaviour(
     prefix: Sequence[str],
     sandbox: Sandbox,
     timeout_for: Callable[[Workload], float],
+    visible: Visible = as_built,
 ) -> BehaviourResult:
-    """Judge the candidate's behaviour on every workload, whatever its tier."""
+    """Judge the candidate's behaviour on every workload, whatever its tier.
+
+    `visible` gives each side's program the folders one workload's inputs live in (a twin's
+    copies, generated inputs, the holdout copy: `speedproof.inputs.unseen`)."""
     judged = tuple(
         judge_workload(
-            Invocation(baseline, workload, tuple(prefix)),
-            Invocation(candidate, workload, tuple(prefix)),
+            Invocation(visible(baseline, workload), workload, tuple(prefix)),
+            Invocation(visible(candidate, workload), workload, tuple(prefix)),
             behaviour,
             sandbox=sandbox,
             timeout_s=timeout_for(workload),

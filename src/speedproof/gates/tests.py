@@ -25,6 +25,13 @@ can introduce a race, and a test that fails one run in three on the candidate wh
 passes every run is what such a race looks like. Skips are decided by code, not chance, and are
 not re-checked. Re-checks happen only when the candidate's run completed and at most
 `MAX_RECHECK` tests are suspect: a patch that breaks fifty tests is not unlucky.
+
+Forgery (ADR 0033). A runner that can tell its own record of a run from the report it parses
+(pytest) fills `TestRun.tampered` where the two, or the exit status, disagree; the gate adds what
+only the baseline can show: a candidate that collected far fewer tests than the baseline, or lost a
+test the baseline passed while its module was collected (not failing to import, not skipped whole).
+Any of these rejects the candidate as "test results tampered with", naming what disagreed, and no
+re-check is run. On the baseline, the same disagreement is an infrastructure error.
 """
 
 from __future__ import annotations
@@ -48,7 +55,11 @@ Rerun = Callable[[list[str]], TestRun]
 # more than a suite run, and a patch that breaks 25 tests is broken, not unlucky.
 MAX_RECHECK = 25
 # Bumped whenever the cached file's meaning changes, so an old cache is never misread.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+# A candidate that collects fewer than half the tests the baseline collected (leaving aside the
+# baseline's tests in modules that fail to collect on the candidate) has lost tests to something
+# other than a broken import.
+COLLECTED_FLOOR = 0.5
 _NAMES_SHOWN = 20
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -63,6 +74,9 @@ class TestGateResult:
     not_run: tuple[str, ...]
     recovered_flaky: tuple[str, ...]
     detail: tuple[str, ...]
+    # Where the candidate's test results disagree with themselves or with the baseline's
+    # collection; any entry rejects.
+    tampered: tuple[str, ...] = ()
 
     def reasons(self) -> tuple[str, ...]:
         """One line per kind of breakage, naming the tests: the candidate's failure summary."""
@@ -71,7 +85,10 @@ class TestGateResult:
             ("tests newly skipped", self.newly_skipped),
             ("tests that passed on the baseline did not run", self.not_run),
         )
-        return tuple(f"{label}: {_names(ids)}" for label, ids in kinds if ids)
+        found = tuple(f"{label}: {_names(ids)}" for label, ids in kinds if ids)
+        if self.tampered:
+            found = ("test results tampered with: " + "; ".join(self.tampered), *found)
+        return found
 
 
 def _names(ids: Sequence[str]) -> str:
@@ -82,6 +99,11 @@ def _names(ids: Sequence[str]) -> str:
 
 def baseline_problem(run: TestRun) -> str | None:
     """Why a baseline run cannot anchor the gate, or None when it can."""
+    if run.tampered:
+        return (
+            "the baseline's test results disagree with themselves, as if tampered with: "
+            + "; ".join(run.tampered)
+        )
     if run.timed_out:
         return f"the baseline's tests never ran: {run.note}; raise [tests] timeout_s"
     if not run.ran:
@@ -139,13 +161,23 @@ class _Recheck:
     missing: set[str]
     tallies: dict[str, _Tally] = field(default_factory=dict)
     forgiven: dict[str, str] = field(default_factory=dict)
+    tampered: list[str] = field(default_factory=list)
 
     def round(self, rerun_baseline: Rerun, rerun_candidate: Rerun) -> None:
         open_ids = [i for i in self.suspects if i not in self.forgiven]
         base = rerun_baseline(open_ids)
         if not base.ran:
             raise InfrastructureError(f"re-running the baseline's tests failed: {base.note}")
+        if base.tampered:
+            raise InfrastructureError(
+                "re-running the baseline's tests gave results that disagree with themselves: "
+                + "; ".join(base.tampered)
+            )
         cand = rerun_candidate(open_ids)
+        # A re-run's own results cannot forgive anything if they were forged.
+        if cand.tampered:
+            self.tampered += [f"on a re-run, {t}" for t in cand.tampered]
+            return
         for test_id in open_ids:
             b, c = base.outcomes.get(test_id), cand.outcomes.get(test_id)
             self.tallies.setdefault(test_id, _Tally()).note(b, c)
@@ -168,6 +200,7 @@ def judge_tests(
 ) -> TestGateResult:
     """The gate's verdict on one candidate's test run, re-checking suspects for flakiness."""
     require_baseline_ran(baseline)
+    tampered = [*candidate.tampered, *collection_problems(baseline, candidate)]
     passing = baseline.ids("passed")
     failing = [i for i in passing if candidate.outcomes.get(i) in BAD]
     missing = [i for i in passing if i not in candidate.outcomes]
@@ -177,7 +210,7 @@ def judge_tests(
     if not candidate.ran:
         detail.append(f"the candidate's test run did not complete: {candidate.note}")
     recheck = _Recheck(suspects=failing + missing, missing=set(missing))
-    why_not = _no_recheck_reason(recheck.suspects, candidate, retries)
+    why_not = _no_recheck_reason(recheck.suspects, candidate, retries, tampered)
     if why_not:
         detail.append(why_not)
     else:
@@ -186,21 +219,68 @@ def judge_tests(
                 break
             recheck.round(rerun_baseline, rerun_candidate)
     detail += _describe(recheck, candidate, appeared, skipped)
+    tampered += recheck.tampered
+    detail += _cross_checked(baseline, candidate, tampered)
     newly_failing = tuple(sorted([i for i in failing if i not in recheck.forgiven] + appeared))
     not_run = tuple(i for i in missing if i not in recheck.forgiven)
     return TestGateResult(
-        passed=not (newly_failing or not_run or skipped),
+        passed=not (newly_failing or not_run or skipped or tampered),
         newly_failing=newly_failing,
         newly_skipped=tuple(skipped),
         not_run=not_run,
         recovered_flaky=tuple(sorted(recheck.forgiven)),
         detail=tuple(detail),
+        tampered=tuple(tampered),
     )
 
 
-def _no_recheck_reason(suspects: Sequence[str], candidate: TestRun, retries: int) -> str | None:
+def collection_problems(baseline: TestRun, candidate: TestRun) -> list[str]:
+    """What the candidate's full run lost against the baseline's collection, beyond tests in
+    modules that failed to collect or were skipped whole (both reported under the module's own
+    path, with no `::`); nothing for runners that do not count what they collect."""
+    if baseline.collected is None or candidate.collected is None or not candidate.ran:
+        return []
+    broken = [i for i, o in candidate.outcomes.items() if "::" not in i and o != "passed"]
+
+    def explained(test_id: str) -> bool:
+        return any(test_id.startswith((module + "::", module + "/")) for module in broken)
+
+    problems = []
+    lost = [i for i in baseline.ids("passed") if i not in candidate.outcomes and not explained(i)]
+    if lost:
+        problems.append(
+            f"{len(lost)} tests that passed on the baseline are missing from the candidate's "
+            f"run though their modules were collected: {_names(lost)}"
+        )
+    expected = baseline.collected - sum(1 for i in baseline.outcomes if explained(i))
+    if candidate.collected < expected * COLLECTED_FLOOR:
+        problems.append(
+            f"the candidate collected {candidate.collected} tests where the baseline "
+            f"collected {baseline.collected}"
+        )
+    return problems
+
+
+def _cross_checked(baseline: TestRun, candidate: TestRun, tampered: Sequence[str]) -> list[str]:
+    """What the gate's notes say was cross-checked, when the runner could cross-check."""
+    if tampered or not candidate.checked:
+        return []
+    said = f"cross-checked: {candidate.checked}"
+    if baseline.collected is not None and candidate.collected is not None:
+        said += (
+            f" (the baseline collected {baseline.collected}); every test the baseline passed is "
+            "present by name or in a module that failed to collect or was skipped"
+        )
+    return [said]
+
+
+def _no_recheck_reason(
+    suspects: Sequence[str], candidate: TestRun, retries: int, tampered: Sequence[str] = ()
+) -> str | None:
     if not suspects:
         return None
+    if tampered:
+        return "no re-checks: the candidate's test results were tampered with"
     if retries == 0:
         return "no re-checks: [tests] flaky_retries = 0"
     if not candidate.ran:

@@ -33,7 +33,7 @@ from speedproof.measure.cachegrind import (
 from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.runner import RepetitionCheck
 from speedproof.program import Invocation, Side
-from speedproof.sandbox import Sandbox, SandboxSpec
+from speedproof.sandbox import Sandbox
 
 # Measured slowdown under Cachegrind (--cache-sim=no) against a native run: 18-28x for the
 # bundled examples on an idle machine (Go logstat 0.043 s → 0.85 s, Python textstat 0.22 s →
@@ -220,9 +220,7 @@ def _count_once(
             setarch=tools[0],
             valgrind=tools[1],
         )
-        spec = SandboxSpec(
-            writable=(*program.writable, folder), env=dict(env), network=program.network
-        )
+        spec = replace(program.spec(), writable=(*program.writable, folder), env=dict(env))
         if check is not None:
             check.prepare(invocation)
         result = run_process(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from speedproof.evidence import Comparison, Evidence
+from speedproof.gates.behaviour import Visible, as_built
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.environment import measurement_contended
 from speedproof.measure.readings import lane_comparisons
@@ -115,6 +116,9 @@ class SequentialMeasurement:
     # the judge's own mask is narrowed (`pinning.judge_elsewhere`) and would read wrong. No
     # default, so that no caller measures unpinned by forgetting it.
     cpus: frozenset[int] | None = field(kw_only=True)
+    # Each side's program as it must run one workload: able to read that workload's unseen
+    # inputs (`speedproof.inputs.unseen`). The default runs every workload as built.
+    visible: Visible = field(default=as_built, kw_only=True)
 
     def run(self) -> Evidence:
         """Look after look until settled; then the holdout workloads if the verdict accepts."""
@@ -181,8 +185,8 @@ class SequentialMeasurement:
         )
         start = time.perf_counter()
         measured = measure_pairs(
-            Invocation(self.programs["baseline"], workload, prefix),
-            Invocation(self.programs["candidate"], workload, prefix),
+            Invocation(self.visible(self.programs["baseline"], workload), workload, prefix),
+            Invocation(self.visible(self.programs["candidate"], workload), workload, prefix),
             pairs=pairs,
             sandbox=self.sandbox,
             check=self.checks(workload.id),

@@ -125,6 +125,14 @@ class TestRun:
     # The output of each test that did not pass, clipped: what a person or a proposer reads.
     failures: dict[str, str] = field(default_factory=dict)
     cached: bool = False
+    # How many tests the runner collected, when it can say so through a channel of its own
+    # (pytest: speedproof's plugin); None for runners that cannot.
+    collected: int | None = None
+    # Where the runner's channels disagreed about this run (the report against speedproof's own
+    # record, the exit status against the outcomes): the run's results cannot be believed.
+    tampered: tuple[str, ...] = ()
+    # What was cross-checked and agreed, in words, for the gate's detail.
+    checked: str = ""
 
     def ids(self, *wanted: Outcome) -> tuple[str, ...]:
         return tuple(sorted(i for i, o in self.outcomes.items() if o in wanted))
@@ -149,6 +157,9 @@ class TestRun:
             "timed_out": self.timed_out,
             "note": self.note,
             "failures": dict(sorted(self.failures.items())),
+            "collected": self.collected,
+            "tampered": list(self.tampered),
+            "checked": self.checked,
         }
 
     @classmethod
@@ -166,6 +177,9 @@ class TestRun:
             timed_out=bool(data["timed_out"]),
             note=str(data["note"]),
             failures={str(k): str(v) for k, v in dict(data["failures"]).items()},
+            collected=None if data.get("collected") is None else int(data["collected"]),
+            tampered=tuple(str(t) for t in data.get("tampered", ())),
+            checked=str(data.get("checked", "")),
         )
 
 
@@ -187,6 +201,7 @@ def merge_runs(runs: Sequence[TestRun]) -> TestRun:
         timed_out=any(r.timed_out for r in runs),
         note="; ".join(r.note for r in runs if r.note),
         failures=failures,
+        tampered=tuple(t for r in runs for t in r.tampered),
     )
 
 
@@ -198,6 +213,9 @@ class Context:
     sandbox: Sandbox
     caches: Path
     build_timeout_s: float = BUILD_TIMEOUT_S
+    # Toolchain and interpreter folders (GOROOT, a venv and the Python under it): visible,
+    # read-only, to every build, test and run; nothing else outside the tree is.
+    tools: tuple[Path, ...] = ()
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         return build_env(self.manifest.sandbox.env_allow, extra)
@@ -210,8 +228,10 @@ class Context:
         writable: Sequence[Path],
         env: Mapping[str, str],
         timeout_s: float,
+        readable: Sequence[Path] = (),
     ) -> ProcessResult:
-        """Run one build or test command in the sandbox, writes confined to `writable`."""
+        """Run one build or test command in the sandbox: it sees the toolchain, `readable` and
+        `writable`, and may write only `writable`."""
         for folder in writable:
             # bubblewrap can only bind folders that exist.
             folder.mkdir(parents=True, exist_ok=True)
@@ -219,24 +239,24 @@ class Context:
             writable=tuple(dict.fromkeys(writable)),
             env=dict(env),
             network=self.manifest.sandbox.network,
+            readable=tuple(dict.fromkeys([*self.tools, *readable])),
         )
         return run_process(argv, cwd=cwd, sandbox=self.sandbox, spec=spec, timeout_s=timeout_s)
 
     def program(
         self, tree: Tree, argv: Sequence[str], extra: Mapping[str, str] | None = None
     ) -> Program:
-        """The built target: it may write its worktree and its build folder, nothing else.
-
-        The build folder is writable (not merely visible) because the sandbox mounts a private
-        /tmp and only bound folders survive it; a build folder under /tmp would otherwise vanish.
+        """The built target: it sees its worktree, its build folder and the toolchain, all
+        read-only. What a run may write is its private /tmp and HOME, which die with it, and
+        its declared output files (see `speedproof.outputs`): nothing a later run can read.
         """
         return Program(
             side=tree.side,
             root=tree.root,
             argv=tuple(argv),
             env=self.env(extra),
-            writable=(tree.worktree, tree.out),
             network=self.manifest.sandbox.network,
+            readable=(*self.tools, tree.worktree, tree.out),
         )
 
 
@@ -348,21 +368,29 @@ def toolchain_for(
     from speedproof.toolchains.go import GoBuilder, GoTests, GoTool
     from speedproof.toolchains.python import PytestTests, PythonBuilder, PythonTool
 
-    context = Context(manifest=manifest, sandbox=sandbox, caches=caches or default_cache_dir())
+    language, runner = manifest.target.language, manifest.tests.runner
+    go = GoTool.locate() if "go" in (language, runner) else None
+    wants_python = language == "python" or runner == "pytest"
+    python = PythonTool.for_manifest(manifest) if wants_python else None
+    tools = (*(go.folders() if go else ()), *(python.folders if python else ()))
+    context = Context(
+        manifest=manifest,
+        sandbox=sandbox,
+        caches=caches or default_cache_dir(),
+        tools=tuple(dict.fromkeys(tools)),
+    )
     builder: Builder
-    language = manifest.target.language
-    if language == "go":
-        builder = GoBuilder(context, GoTool.locate())
-    elif language == "python":
-        builder = PythonBuilder(context, PythonTool.for_manifest(manifest))
+    if go is not None and language == "go":
+        builder = GoBuilder(context, go)
+    elif python is not None and language == "python":
+        builder = PythonBuilder(context, python)
     else:
         builder = CommandBuilder(context)
     tests: TestRunner
-    runner = manifest.tests.runner
-    if runner == "go":
-        tests = GoTests(context, GoTool.locate())
-    elif runner == "pytest":
-        tests = PytestTests(context, PythonTool.for_manifest(manifest))
+    if go is not None and runner == "go":
+        tests = GoTests(context, go)
+    elif python is not None and runner == "pytest":
+        tests = PytestTests(context, python)
     else:
         tests = CommandTests(context)
     return TargetToolchain(manifest=manifest, context=context, builder=builder, tests=tests)

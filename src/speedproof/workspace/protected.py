@@ -61,7 +61,12 @@ GO: tuple[Rule, ...] = (
 )
 
 PYTHON: tuple[Rule, ...] = (
-    *_names("Python test file", "test_*.py", "*_test.py", "conftest.py"),
+    *_names("Python test file", "test_*.py", "*_test.py"),
+    # Loaded by pytest before any test, wherever it sits under the rootdir.
+    *_names("pytest conftest, loaded before any test", "conftest.py"),
+    # Run by Python's `site` module at start-up from any folder on the path at that moment, before
+    # the test runner or its plugins exist: code there can rewrite results at exit unseen.
+    *_names("Python start-up hook", "sitecustomize.py", "usercustomize.py", "*.pth"),
     *_names("Python test folder", "tests", "test"),
     *_names("test runner configuration", "pytest.ini", "tox.ini", "noxfile.py"),
     *_names("Python packaging configuration", "setup.cfg", "setup.py", "pyproject.toml"),
@@ -70,6 +75,9 @@ PYTHON: tuple[Rule, ...] = (
 )
 
 LANGUAGE_RULES: dict[str, tuple[Rule, ...]] = {"go": GO, "python": PYTHON, "command": ()}
+# A target of any language whose tests pytest runs gets the Python rules too: its tests,
+# conftests, pytest configuration and start-up hooks decide what pytest reports.
+RUNNER_RULES: dict[str, tuple[Rule, ...]] = {"pytest": PYTHON}
 
 
 def split_parts(path: str) -> tuple[str, ...]:
@@ -96,13 +104,18 @@ class ProtectedPaths:
         manifest_path: str | None = None,
         inputs: Iterable[str] = (),
         target_dir: str = "",
+        runner: str | None = None,
     ) -> ProtectedPaths:
         """Rules for a target in `target_dir` (repository-relative, "" for the top).
 
         `extra` are the manifest's `protect.paths` globs and `inputs` its workload input files,
-        both relative to the target folder; `manifest_path` is repository-relative.
+        both relative to the target folder; `manifest_path` is repository-relative; `runner` is
+        the manifest's `[tests] runner`.
         """
-        rules = [*ALWAYS, *LANGUAGE_RULES[language]]
+        runner_rules = RUNNER_RULES.get(runner or "", ())
+        language_rules = LANGUAGE_RULES[language]
+        rules = [*ALWAYS, *language_rules]
+        rules += [r for r in runner_rules if r not in language_rules]
         if manifest_path is not None:
             rules.append(_exact(posixpath.normpath(manifest_path).lstrip("/"), "the manifest"))
         rules.extend(_manifest_pattern(target_dir, pattern) for pattern in extra)
@@ -128,6 +141,7 @@ class ProtectedPaths:
             manifest_path=manifest_path,
             inputs=[_input_relative(loaded.root, root, name) for name in manifest.input_files()],
             target_dir=target_dir,
+            runner=manifest.tests.runner,
         )
 
     def reason(self, path: str) -> str | None:

@@ -1,0 +1,68 @@
+"""A twin: a representative workload run on copies of its inputs under fresh random names.
+
+A candidate that recognises a visible input by its argv, path, size or modification time and
+answers from a stored table still has to compute the twin's answer: the twin's argv names files
+it has never seen (fresh names, fresh mtimes) with the same content. Its output may mention the
+file names, so a twin is compared baseline against candidate, never against the original.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from pathlib import Path, PurePosixPath
+
+from speedproof.errors import InfrastructureError
+from speedproof.evidence import TWIN_SUFFIX
+from speedproof.manifest import Workload
+
+# Random bytes in a copy's name: 64 bits, so no candidate can list the names ahead of time.
+NAME_BYTES = 8
+READ_ONLY = 0o444
+
+
+def twin_id(workload_id: str) -> str:
+    """`novel` → `novel~twin`."""
+    return workload_id + TWIN_SUFFIX
+
+
+def is_twin(workload_id: str) -> bool:
+    return workload_id.endswith(TWIN_SUFFIX)
+
+
+def declared_inputs(workload: Workload) -> list[str]:
+    """The workload's declared input files and stdin, each once, in manifest order."""
+    named = [*workload.files, *([workload.stdin] if workload.stdin else [])]
+    return list(dict.fromkeys(named))
+
+
+def fresh_copy(source: Path, folder: Path) -> Path:
+    """Copy `source` into `folder` under a random name that keeps its suffixes (a program may
+    read `.csv` differently from `.txt`); the copy is read-only and has a fresh mtime."""
+    if not source.is_file():
+        raise InfrastructureError(f"declared input {source} is not a readable file")
+    suffix = "".join(PurePosixPath(source.name).suffixes)
+    target = folder / (secrets.token_hex(NAME_BYTES) + suffix)
+    shutil.copyfile(source, target)
+    target.chmod(READ_ONLY)
+    return target
+
+
+def make_twin(workload: Workload, root: Path, folder: Path) -> Workload | None:
+    """The twin of `workload` with its inputs copied into `folder` (created), or None when it
+    declares no input. Arguments equal to a declared input path name the copy instead."""
+    declared = declared_inputs(workload)
+    if not declared:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    copies = {name: str(fresh_copy(root / name, folder)) for name in declared}
+    # model_copy skips validation on purpose: the `~` of a twin id is not a manifest id's.
+    return workload.model_copy(
+        update={
+            "id": twin_id(workload.id),
+            "tier": "holdout",
+            "args": [copies.get(arg, arg) for arg in workload.args],
+            "stdin": copies[workload.stdin] if workload.stdin else None,
+            "files": list(copies.values()),
+        }
+    )

@@ -1,0 +1,96 @@
+"""speedproof's own record of a pytest run, written as pytest reports each result.
+
+It runs inside the target's interpreter, so it imports only the standard library and pytest.
+The test runner registers a `Recorder` before pytest reads any conftest (`pytest.main(...,
+plugins=[...])`) and afterwards compares its record with pytest's JUnit report and the process's
+exit status (docs/adr/0033). One JSON object a line, each appended with one `write` to a file
+outside the tested tree, so what was recorded before a process vanished is still there:
+
+    {"event": "collected", "count": 4}
+    {"event": "raw", "id": "tests/test_a.py::test_x", "when": "call"}
+    {"event": "report", "id": "tests/test_a.py::test_x", "when": "call", "outcome": "failed",
+     "message": "..."}
+    {"event": "finished", "exitstatus": 1}
+
+`raw` marks a phase that failed as pytest first built its report, before any other plugin's
+wrapper could change it; `report` is the outcome as reported to every plugin (the JUnit writer
+among them); `finished` is written last, when the session ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+# One failing test's output, as speedproof keeps it (base.FAILURE_LIMIT).
+MESSAGE_LIMIT = 4_000
+
+
+def _message(report: pytest.TestReport | pytest.CollectReport) -> str:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2])  # (path, line, reason) of a skip
+    return report.longreprtext[-MESSAGE_LIMIT:]
+
+
+def outcome_of(report: pytest.TestReport) -> str:
+    """passed / failed / skipped / error, as a JUnit report counts a test's phase."""
+    if report.failed:
+        return "failed" if report.when == "call" else "error"
+    return "skipped" if report.skipped else "passed"
+
+
+class Recorder:
+    """Appends each event to `path` through a descriptor of its own, opened now."""
+
+    def __init__(self, path: str) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        self._fd = os.open(path, flags, 0o600)
+
+    def _write(self, **event: Any) -> None:
+        os.write(self._fd, (json.dumps(event) + "\n").encode())
+
+    # A module that fails to import is one error, and one skipped as a whole (`allow_module_level`)
+    # one skip, under its own path: the JUnit writer records both as test cases too.
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.passed:
+            return
+        outcome = "error" if report.failed else "skipped"
+        self._write(
+            event="report",
+            id=report.nodeid,
+            when="collect",
+            outcome=outcome,
+            message=_message(report),
+        )
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._write(event="collected", count=len(session.items))
+
+    # Innermost of the wrappers registered before it: it sees the report pytest built from the
+    # test's own exception, before a wrapper further out (a conftest's, say) could rewrite it.
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, None]:
+        made = yield
+        report = made.get_result()
+        if report.failed:
+            self._write(event="raw", id=report.nodeid, when=report.when)
+
+    # Before the JUnit writer, which is an ordinary hook: what it is told, this saw first.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        outcome = outcome_of(report)
+        message = "" if outcome == "passed" else _message(report)
+        self._write(
+            event="report", id=report.nodeid, when=report.when, outcome=outcome, message=message
+        )
+
+    # Last, so the status recorded is the one `pytest.main` is about to return.
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._write(event="finished", exitstatus=int(session.exitstatus))

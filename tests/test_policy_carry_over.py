@@ -1,0 +1,134 @@
+"""The carry-over rule: an accept whose win does not reappear on any unseen workload stands not."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from speedproof.evidence import Comparison, Evidence, PolicyRules
+from speedproof.manifest import parse_manifest
+from speedproof.policy import decide
+from speedproof.stats import compare
+
+RULES = PolicyRules(carry_over_fraction=0.25)
+
+
+def reading(workload: str, change_pct: float, *, tier: str, seed: int = 0) -> Comparison:
+    """Twenty-five runs a side, 1 % spread, the candidate's mean exactly `change_pct` off."""
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal(25)
+    cand = rng.standard_normal(25)
+    base = 100.0 + (base - base.mean()) / base.std(ddof=1)
+    cand = 100.0 + change_pct + (cand - cand.mean()) / cand.std(ddof=1)
+    return compare(
+        [float(x) for x in base],
+        [float(x) for x in cand],
+        workload=workload,
+        metric="wall",
+        tier=tier,
+        limit_pct=RULES.guardrail_limit_pct,
+    )
+
+
+def evidence(*readings: Comparison) -> Evidence:
+    return Evidence(True, (), True, True, tuple(readings))
+
+
+def stored_answer() -> Evidence:
+    """What the stored-answer attack measured on textstat: -85 % seen, nothing unseen."""
+    return evidence(
+        reading("novel", -85.0, tier="representative"),
+        reading("novel~twin", 0.5, tier="holdout", seed=1),
+        reading("tickets-holdout", -0.5, tier="holdout", seed=2),
+    )
+
+
+def test_a_win_that_vanishes_on_every_unseen_workload_is_inconclusive_and_says_why() -> None:
+    verdict = decide(stored_answer(), RULES)
+    assert verdict.verdict == "inconclusive"
+    assert verdict.reasons[0].startswith(
+        "the win does not carry over to inputs the candidate has not seen"
+    )
+    assert "but its twin (the same input under a fresh name) did not improve" in verdict.reasons[0]
+    assert "novel~twin +0.50%" in verdict.reasons[0]
+
+
+def test_a_win_that_keeps_a_quarter_of_itself_on_one_unseen_workload_stands() -> None:
+    found = evidence(
+        reading("novel", -30.0, tier="representative"),
+        reading("novel~twin", -8.0, tier="holdout", seed=1),
+        reading("tickets-holdout", 0.0, tier="holdout", seed=2),
+    )
+    verdict = decide(found, RULES)
+    assert verdict.verdict == "accepted"
+    assert verdict.rests_on == "novel"
+
+
+def test_a_win_that_keeps_less_than_a_quarter_everywhere_does_not_stand() -> None:
+    found = evidence(
+        reading("novel", -30.0, tier="representative"),
+        reading("novel~twin", -7.0, tier="holdout", seed=1),
+    )
+    assert decide(found, RULES).verdict == "inconclusive"
+
+
+def test_a_stored_answer_beside_a_real_speedup_elsewhere_is_held_against_its_own_twin() -> None:
+    found = evidence(
+        reading("novel", -85.0, tier="representative"),
+        reading("reviews", -30.0, tier="representative", seed=3),
+        reading("novel~twin", 0.0, tier="holdout", seed=1),
+        reading("reviews~twin", -30.0, tier="holdout", seed=4),
+        reading("tickets-holdout", -30.0, tier="holdout", seed=2),
+    )
+    verdict = decide(found, RULES)
+    assert verdict.verdict == "inconclusive"
+    assert "reviews~twin" not in verdict.reasons[0]
+
+
+def test_a_win_without_a_twin_is_held_against_every_unseen_workload() -> None:
+    generated = reading("fresh", -30.0, tier="representative")
+    carried = evidence(generated, reading("tickets-holdout", -10.0, tier="holdout", seed=2))
+    assert decide(carried, RULES).verdict == "accepted"
+    lost = evidence(generated, reading("tickets-holdout", -2.0, tier="holdout", seed=2))
+    verdict = decide(lost, RULES)
+    assert verdict.verdict == "inconclusive"
+    assert "but no unseen workload improved by 0.25 of that (7.50%)" in verdict.reasons[0]
+
+
+def test_a_workload_marked_input_specific_keeps_its_accept() -> None:
+    verdict = decide(stored_answer(), replace(RULES, input_specific=("novel",)))
+    assert verdict.verdict == "accepted"
+
+
+def test_without_unseen_readings_the_rule_has_nothing_to_say() -> None:
+    found = evidence(reading("novel", -85.0, tier="representative"))
+    assert decide(found, RULES).verdict == "accepted"
+
+
+def test_a_fraction_of_zero_turns_the_rule_off() -> None:
+    assert decide(stored_answer(), replace(RULES, carry_over_fraction=0.0)).verdict == "accepted"
+
+
+def test_the_rule_never_turns_a_reject_or_an_inconclusive_into_anything_else() -> None:
+    slower = evidence(
+        reading("novel", 20.0, tier="representative"),
+        reading("novel~twin", 0.0, tier="holdout", seed=1),
+    )
+    assert decide(slower, RULES).verdict == "rejected"
+    flat = evidence(
+        reading("novel", 0.0, tier="representative"),
+        reading("novel~twin", 0.0, tier="holdout", seed=1),
+    )
+    assert decide(flat, RULES).verdict == "inconclusive"
+
+
+def test_a_manifest_turns_the_rule_on_at_a_quarter_by_default() -> None:
+    text = (
+        '[target]\nname = "t"\nlanguage = "command"\nprogram = "t"\n'
+        '[tests]\nrunner = "command"\n'
+        '[[workloads]]\nid = "a"\ninput_specific = true\n'
+    )
+    rules = parse_manifest(text).rules()
+    assert rules.carry_over_fraction == 0.25
+    assert rules.input_specific == ("a",)

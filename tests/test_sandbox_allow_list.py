@@ -1,0 +1,133 @@
+"""A candidate's run sees only what the target needs: an attack that goes looking for secrets.
+
+Under the old sandbox (`/` bound read-only, only /tmp replaced) a built program could read the
+judging user's home folder, the user's repository and its `.git`, speedproof's caches, the ledger
+and the other side's worktree. Here a real Python target, built by the real toolchain, runs in
+real bubblewrap and tries to open a planted secret in each of those places: every attempt must
+end in ENOENT (the place does not exist inside), never a permission error that would leak that
+it exists. The worktree it runs from must be readable and read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from speedproof.measure.process import run_process
+from speedproof.program import Program
+from speedproof.sandbox import mount_list
+from speedproof.toolchains.base import toolchain_for
+from test_toolchain_support import (
+    PYTHON_FILES,
+    PYTHON_MANIFEST,
+    checkout,
+    make_repo,
+    manifest,
+    sandbox,
+)
+
+# Opens each path given and prints, as JSON, what came of it: the file's text or the errno name.
+_PROBE = """
+import errno, json, os, sys
+seen = {}
+for path in sys.argv[1:]:
+    try:
+        with open(path) as handle:
+            seen[path] = "read: " + handle.read()[:40]
+    except OSError as exc:
+        seen[path] = errno.errorcode.get(exc.errno, str(exc.errno))
+try:
+    with open(os.path.join(os.getcwd(), "planted-by-run"), "w") as handle:
+        handle.write("x")
+    seen["write-worktree"] = "wrote"
+except OSError as exc:
+    seen["write-worktree"] = errno.errorcode.get(exc.errno, str(exc.errno))
+with open("/tmp/scratch", "w") as handle:
+    seen["write-tmp"] = "wrote"
+print(json.dumps(seen))
+"""
+
+
+@pytest.fixture
+def home_secret() -> Iterator[Path]:
+    """A secret in the home folder of the user running the judge, removed afterwards."""
+    path = Path.home() / f".speedproof-test-secret-{uuid.uuid4().hex}"
+    path.write_text("home secret")
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _plant(folder: Path, name: str = "secret.txt") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f"secret in {folder.name}")
+    return path
+
+
+def _probe(program: Program, paths: list[Path]) -> dict[str, str]:
+    interpreter = program.argv[0]
+    ran = run_process(
+        [interpreter, "-I", "-c", _PROBE, *(str(p) for p in paths)],
+        cwd=program.root,
+        sandbox=sandbox(),
+        spec=program.spec(),
+        timeout_s=60,
+    )
+    assert ran.exit_code == 0, ran.tail()
+    seen: dict[str, str] = json.loads(ran.stdout)
+    return seen
+
+
+def test_a_built_program_cannot_find_any_secret_outside_its_allow_list(
+    tmp_path: Path, home_secret: Path
+) -> None:
+    repo, revision = make_repo(tmp_path / "repo", PYTHON_FILES)
+    candidate = checkout(repo, revision, "candidate", tmp_path / "candidate")
+    baseline = checkout(repo, revision, "baseline", tmp_path / "baseline")
+    caches = tmp_path / "cache"
+    tc = toolchain_for(manifest(PYTHON_MANIFEST, 'runner = "pytest"'), sandbox(), caches=caches)
+    built = tc.build(candidate.checked())
+    assert built.ok and built.program is not None, built.log
+    secrets = [
+        home_secret,
+        _plant(repo),
+        repo / ".git" / "config",
+        _plant(caches),
+        _plant(tmp_path / "ledger"),
+        _plant(baseline.worktree),
+        Path("/etc/shadow"),
+        Path("/root/.bash_history"),
+    ]
+
+    seen = _probe(built.program, [*secrets, candidate.root / "textpkg" / "core.py"])
+
+    for secret in secrets:
+        assert seen[str(secret)] == "ENOENT", (secret, seen[str(secret)])
+    assert seen[str(candidate.root / "textpkg" / "core.py")].startswith("read: ")
+    assert seen["write-worktree"] == "EROFS"
+    assert seen["write-tmp"] == "wrote"
+    assert not (candidate.root / "planted-by-run").exists()
+
+
+def test_the_mount_list_names_every_folder_a_run_sees_and_nothing_else(tmp_path: Path) -> None:
+    repo, revision = make_repo(tmp_path / "repo", PYTHON_FILES)
+    candidate = checkout(repo, revision, "candidate", tmp_path / "candidate")
+    tc = toolchain_for(
+        manifest(PYTHON_MANIFEST, 'runner = "pytest"'), sandbox(), caches=tmp_path / "cache"
+    )
+    built = tc.build(candidate.checked())
+    assert built.program is not None, built.log
+
+    mounts = mount_list(built.program.spec())
+
+    assert f"ro {candidate.worktree.resolve()}" in mounts
+    assert f"ro {candidate.out.resolve()}" in mounts
+    assert "ro /" not in mounts
+    assert not any(line.startswith("rw ") for line in mounts)
+    assert not any(str(repo) in line or str(tmp_path / "cache") in line for line in mounts)

@@ -1,0 +1,102 @@
+"""The stored-answer attack on textstat, judged end to end.
+
+A patch that recognises the representative workloads by argv and input size and prints their
+stored output is byte-identical and five times faster on every visible input. The timed lane
+accepts it: the rule of docs/adr/0030 switched off (`carry_over_fraction = 0`) it is accepted,
+as it was before twins existed. With the rule on, the twins of the representative workloads
+(same bytes, fresh names) and the holdout show none of the win, and the verdict says why.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from speedproof.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.examples import get_example, materialise
+from speedproof.ledger import Ledger
+from speedproof.manifest import load_manifest
+from speedproof.sandbox import make_sandbox
+from test_unseen_support import stored_answer_patch
+
+CHEAT = "the win does not carry over to inputs the candidate has not seen"
+
+
+def _git(repo: Path, *args: str) -> None:
+    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
+
+
+def _textstat(into: Path, *, carry_over: float | None = None) -> Path:
+    repo = materialise(get_example("textstat"), into)
+    if carry_over is not None:
+        manifest = repo / "speedproof.toml"
+        text = manifest.read_text().replace(
+            "[policy]\n", f"[policy]\ncarry_over_fraction = {carry_over}\n"
+        )
+        manifest.write_text(text)
+        _git(repo, "commit", "-qam", "the carry-over rule as given")
+    return repo
+
+
+def _judge(repo: Path, ledger: Path) -> Outcome:
+    with Ledger.in_folder(ledger) as book:
+        judge = Judge(
+            load_manifest(repo),
+            sandbox=make_sandbox(),
+            ledger=book,
+            options=JudgeOptions(instructions=False),
+        )
+        return judge.judge(stored_answer_patch(repo))
+
+
+def _run(repo: Path, *args: str) -> bytes:
+    argv = [sys.executable, "-m", "textstat", *args]
+    return subprocess.run(argv, cwd=repo, capture_output=True, check=True).stdout
+
+
+def test_the_stored_answers_match_on_visible_inputs_and_go_unused_on_a_copy(
+    tmp_path: Path,
+) -> None:
+    repo = _textstat(tmp_path)
+    before = _run(repo, "--top", "30", "data/novel.txt")
+    subprocess.run(["git", "apply"], input=stored_answer_patch(repo).encode(), cwd=repo, check=True)
+    assert _run(repo, "--top", "30", "data/novel.txt") == before
+    copy = tmp_path / "a1b2c3.txt"
+    copy.write_bytes((repo / "data" / "novel.txt").read_bytes())
+    assert _run(repo, "--top", "30", str(copy)) == before
+    probe = (
+        "from textstat.cli import _stored_answer as s; "
+        f"print(s(['--top', '30', 'data/novel.txt']) is not None, "
+        f"s(['--top', '30', {str(copy)!r}]) is None)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["True", "True"]
+
+
+@pytest.mark.slow
+def test_without_the_carry_over_rule_the_stored_answer_attack_is_accepted(tmp_path: Path) -> None:
+    repo = _textstat(tmp_path, carry_over=0)
+    outcome = _judge(repo, tmp_path / "ledger")
+    assert outcome.verdict.verdict == "accepted", outcome.verdict.reasons
+    win = next(c for c in outcome.comparisons if c.workload == outcome.verdict.rests_on)
+    assert win.improvement_pct > 50, win.render()
+
+
+@pytest.mark.slow
+def test_the_stored_answer_attack_is_not_accepted_and_the_reason_names_the_cheat(
+    tmp_path: Path,
+) -> None:
+    repo = _textstat(tmp_path)
+    outcome = _judge(repo, tmp_path / "ledger")
+    assert outcome.verdict.verdict in ("rejected", "inconclusive"), outcome.verdict.reasons
+    assert outcome.verdict.reasons[0].startswith(CHEAT), outcome.verdict.reasons
+    twins = {c.workload: c for c in outcome.comparisons if c.metric == "wall"}
+    assert {"novel~twin", "reviews-by-rating~twin"} <= set(twins)
+    for name in ("novel~twin", "reviews-by-rating~twin"):
+        assert twins[name].improvement_pct < 20, twins[name].render()

@@ -1,0 +1,74 @@
+"""The stored-answer attack on textstat: a patch that recognises the representative workloads.
+
+The patched `main` looks at its argv and the size of the file it names; when both are those of a
+representative workload it writes that workload's output, taken from the baseline and embedded in
+the source, and exits, without reading the file. Its output is byte-identical on the visible
+inputs and it runs in a tenth of the time, so a judge that times only those inputs accepts it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from speedproof.manifest import load_manifest
+
+_HOOK = """
+
+# Answers for the inputs this program is measured on, keyed by argv and input size.
+_STORED = {stored!r}
+
+
+def _stored_answer(argv: list[str]) -> bytes | None:
+    try:
+        size = os.path.getsize(argv[-1])
+    except (IndexError, OSError):
+        return None
+    return _STORED.get((tuple(argv), size))
+
+
+def main(argv: list[str] | None = None) -> int:
+    answer = _stored_answer(sys.argv[1:] if argv is None else argv)
+    if answer is not None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(answer)
+        return 0
+    return _computed_main(argv)
+"""
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def baseline_outputs(repo: Path) -> dict[tuple[tuple[str, ...], int], bytes]:
+    """stdout of every representative workload, keyed the way the attack recognises them."""
+    manifest = load_manifest(repo).manifest
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    stored: dict[tuple[tuple[str, ...], int], bytes] = {}
+    for workload in manifest.workloads:
+        if workload.tier != "representative":
+            continue
+        argv = [sys.executable, "-m", "textstat", *workload.args]
+        done = subprocess.run(argv, cwd=repo, capture_output=True, env=env, check=True)
+        size = (repo / workload.args[-1]).stat().st_size
+        stored[(tuple(workload.args), size)] = done.stdout
+    return stored
+
+
+def stored_answer_patch(repo: Path) -> str:
+    """The attack as a diff against `repo` (a textstat checkout), which is left as it was."""
+    cli = repo / "textstat" / "cli.py"
+    original = cli.read_text(encoding="utf-8")
+    hook = _HOOK.format(stored=baseline_outputs(repo))
+    patched = original.replace("def main(", "def _computed_main(", 1).replace(
+        "import argparse\n", "import argparse\nimport os\n", 1
+    )
+    cli.write_text(patched + hook, encoding="utf-8")
+    try:
+        return _git(repo, "diff")
+    finally:
+        cli.write_text(original, encoding="utf-8")
