@@ -4,8 +4,9 @@ Imported by `test_toolchain_*` and `test_tests_gate*` (pytest puts `tests/` on s
 no tests. Builds and test runs are real: real `go`, real pytest, under real bubblewrap.
 
 The Go build cache is speedproof's own shared one (`default_cache_dir()`, or
-$SPEEDPROOF_CACHE_DIR): Go's cache is content-addressed and safe to share, and a cold one costs
-~25 s on two cores (compiling the standard library and `testing`) against ~0.2 s warm.
+$SPEEDPROOF_CACHE_DIR): only the Go compiler writes it (test binaries run without it, ADR
+0034), and a cold one costs ~25 s on two cores (compiling the standard library and `testing`)
+against ~0.2 s warm.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from speedproof.errors import InfrastructureError
+from speedproof.evidence import TWIN_SUFFIX
 from speedproof.manifest import Behaviour, Normalise, Workload
 from speedproof.measure.process import _KEEP_LIMIT, ProcessResult
 from speedproof.measure.runner import run_invocation
@@ -649,8 +650,13 @@ def judge_workload(
     *,
     sandbox: Sandbox,
     timeout_s: float,
+    mode: Mode | None = None,
 ) -> WorkloadBehaviour:
-    """Baseline twice, then the candidate once, on one workload."""
+    """Baseline twice, then the candidate once, on one workload.
+
+    With `mode` (a twin, whose original has settled how its output compares), the baseline
+    runs once: its second run would only settle the mode again.
+    """
     workload = baseline.workload
     first = _run(baseline, behaviour, sandbox, timeout_s)
     problem = _baseline_problem(first, workload, timeout_s)
@@ -659,7 +665,10 @@ def judge_workload(
         return WorkloadBehaviour(
             workload, "exact", "baseline-failed", (problem,), observed.fingerprint, None
         )
-    settled = _settle_mode(first, _run(baseline, behaviour, sandbox, timeout_s), behaviour)
+    if mode is not None:
+        settled = _Settled(mode, first.observe(behaviour, mode))
+    else:
+        settled = _settle_mode(first, _run(baseline, behaviour, sandbox, timeout_s), behaviour)
     if settled.problems:
         return WorkloadBehaviour(
             workload,
@@ -696,15 +705,22 @@ def check_behaviour(
     """Judge the candidate's behaviour on every workload, whatever its tier.
 
     `visible` gives each side's program the folders one workload's inputs live in (a twin's
-    copies, generated inputs, the holdout copy: `speedproof.inputs.unseen`)."""
-    judged = tuple(
-        judge_workload(
+    copies, generated inputs, the holdout copy: `speedproof.inputs.unseen`). A twin, which
+    comes after its original, is compared in the mode its original settled."""
+    settled: dict[str, Mode] = {}
+    judged: list[WorkloadBehaviour] = []
+    for workload in workloads:
+        done = judge_workload(
             Invocation(visible(baseline, workload), workload, tuple(prefix)),
             Invocation(visible(candidate, workload), workload, tuple(prefix)),
             behaviour,
             sandbox=sandbox,
             timeout_s=timeout_for(workload),
+            mode=settled.get(workload.id.removesuffix(TWIN_SUFFIX))
+            if workload.id.endswith(TWIN_SUFFIX)
+            else None,
         )
-        for workload in workloads
-    )
-    return BehaviourResult(judged, behaviour)
+        if done.matches:
+            settled[workload.id] = done.mode
+        judged.append(done)
+    return BehaviourResult(tuple(judged), behaviour)
