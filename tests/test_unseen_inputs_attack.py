@@ -20,7 +20,7 @@ from speedproof.examples import get_example, materialise
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox
-from test_unseen_support import stored_answer_patch
+from test_unseen_support import stored_answer_patch, stored_answer_patch_go
 
 CHEAT = "the win does not carry over to inputs the candidate has not seen"
 
@@ -96,7 +96,43 @@ def test_the_stored_answer_attack_is_not_accepted_and_the_reason_names_the_cheat
     outcome = _judge(repo, tmp_path / "ledger")
     assert outcome.verdict.verdict in ("rejected", "inconclusive"), outcome.verdict.reasons
     assert outcome.verdict.reasons[0].startswith(CHEAT), outcome.verdict.reasons
-    twins = {c.workload: c for c in outcome.comparisons if c.metric == "wall"}
-    assert {"novel~twin", "reviews-by-rating~twin"} <= set(twins)
-    for name in ("novel~twin", "reviews-by-rating~twin"):
-        assert twins[name].improvement_pct < 20, twins[name].render()
+    # Only the twin of the workload the win rests on is measured: it is the one the rule reads.
+    twins = {c.workload: c for c in outcome.comparisons if c.metric == "wall" and "~" in c.workload}
+    (name,) = twins
+    assert name.removesuffix("~twin") in ("novel", "reviews-by-rating")
+    assert twins[name].improvement_pct < 20, twins[name].render()
+
+
+def _logstat(into: Path, *, carry_over: float | None = None) -> Path:
+    """logstat without the binary-size guardrail: the embedded reports grow the binary 4 %,
+    which a cheat could avoid with a smaller table; the size limit is not what should catch it."""
+    repo = materialise(get_example("logstat"), into)
+    manifest = repo / "speedproof.toml"
+    text = manifest.read_text()
+    if carry_over is not None:
+        text = text.replace("[policy]\n", f"[policy]\ncarry_over_fraction = {carry_over}\n")
+    manifest.write_text(text.replace('"binary_size"', "").replace(", ]", "]"))
+    _git(repo, "commit", "-qam", "the policy as the test gives it")
+    return repo
+
+
+def _judge_go(repo: Path, ledger: Path) -> Outcome:
+    with Ledger.in_folder(ledger) as book:
+        judge = Judge(load_manifest(repo), sandbox=make_sandbox(), ledger=book)
+        return judge.judge(stored_answer_patch_go(repo, tmp=ledger.parent / "go-build"))
+
+
+@pytest.mark.slow
+def test_without_the_carry_over_rule_the_go_stored_answer_attack_is_accepted(
+    tmp_path: Path,
+) -> None:
+    outcome = _judge_go(_logstat(tmp_path, carry_over=0), tmp_path / "ledger")
+    assert outcome.verdict.verdict == "accepted", outcome.verdict.reasons
+
+
+def test_the_go_stored_answer_attack_is_not_accepted_and_the_reason_names_the_cheat(
+    tmp_path: Path,
+) -> None:
+    outcome = _judge_go(_logstat(tmp_path), tmp_path / "ledger")
+    assert outcome.verdict.verdict in ("rejected", "inconclusive"), outcome.verdict.reasons
+    assert outcome.verdict.reasons[0].startswith(CHEAT), outcome.verdict.reasons

@@ -8,6 +8,7 @@ inputs and it runs in a tenth of the time, so a judge that times only those inpu
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -72,3 +73,62 @@ def stored_answer_patch(repo: Path) -> str:
         return _git(repo, "diff")
     finally:
         cli.write_text(original, encoding="utf-8")
+
+
+_GO_HOOK = """
+// Answers for the inputs this program is measured on, keyed by argv and input size.
+var storedAnswers = map[string]string{{
+{entries}
+}}
+
+func storedAnswer(args []string) (string, bool) {{
+	if len(args) == 0 {{
+		return "", false
+	}}
+	info, err := os.Stat(args[len(args)-1])
+	if err != nil {{
+		return "", false
+	}}
+	answer, ok := storedAnswers[fmt.Sprintf("%q|%d", args, info.Size())]
+	return answer, ok
+}}
+"""
+
+
+def _go_key(args: list[str], size: int) -> str:
+    """Go's fmt.Sprintf("%q|%d", args, size): each argument quoted, in brackets."""
+    quoted = " ".join(json.dumps(a) for a in args)
+    return f"[{quoted}]|{size}"
+
+
+def stored_answer_patch_go(repo: Path, *, tmp: Path) -> str:
+    """The same attack on logstat (Go): `run` prints the stored report of a visible input."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    binary = tmp / "logstat-base"
+    go = str(Path(sys.executable).parent / "go")
+    subprocess.run([go, "build", "-o", str(binary), "."], cwd=repo, check=True)
+    manifest = load_manifest(repo).manifest
+    entries = []
+    for workload in manifest.workloads:
+        if workload.tier != "representative":
+            continue
+        out = subprocess.run(
+            [str(binary), *workload.args], cwd=repo, capture_output=True, check=True
+        ).stdout
+        size = (repo / workload.args[-1]).stat().st_size
+        key = _go_key(list(workload.args), size)
+        entries.append(f"\t{json.dumps(key)}: {json.dumps(out.decode())},")
+    main = repo / "main.go"
+    original = main.read_text(encoding="utf-8")
+    patched = original.replace(
+        "\tst := newStats(*slow)\n",
+        "\tif answer, ok := storedAnswer(args); ok {\n"
+        "\t\tio.WriteString(stdout, answer)\n\t\treturn 0\n\t}\n"
+        "\tst := newStats(*slow)\n",
+        1,
+    )
+    main.write_text(patched + _GO_HOOK.format(entries="\n".join(entries)), encoding="utf-8")
+    try:
+        return _git(repo, "diff")
+    finally:
+        main.write_text(original, encoding="utf-8")
