@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from speedproof.gates.behaviour import clear_outputs, place_outputs, read_outputs
 from speedproof.measure.process import run_process
-from speedproof.program import Program
+from speedproof.program import Program, output_path
 from speedproof.sandbox import mount_list
 from speedproof.toolchains.base import toolchain_for
 from test_toolchain_support import (
@@ -131,3 +133,33 @@ def test_the_mount_list_names_every_folder_a_run_sees_and_nothing_else(tmp_path:
     assert "ro /" not in mounts
     assert not any(line.startswith("rw ") for line in mounts)
     assert not any(str(repo) in line or str(tmp_path / "cache") in line for line in mounts)
+
+
+def test_a_sandboxed_run_writes_its_output_files_to_a_copy_outside_its_read_only_tree(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    program = replace(
+        Program(side="candidate", root=tree, argv=("/bin/sh", "-c"), readable=(tree,)),
+        outputs=tmp_path / "outputs",
+        output_files=("out/result.txt", "never.txt"),
+    )
+    place_outputs(program)
+    clear_outputs(program, program.output_files)
+    script = "echo done > out/result.txt && (echo x > stray.txt || true)"
+
+    ran = run_process(
+        [*program.argv, script], cwd=tree, sandbox=sandbox(), spec=program.spec(), timeout_s=30
+    )
+    found = {o.digest.path: o for o in read_outputs(program, program.output_files)}
+
+    assert ran.exit_code == 0, ran.tail()
+    assert found["out/result.txt"].content == b"done\n"
+    assert found["never.txt"].digest.kind == "absent"
+    assert (tree / "out" / "result.txt").read_bytes() == b""  # the placeholder, untouched
+    assert not (tree / "stray.txt").exists()
+    assert output_path(program, "out/result.txt").is_relative_to(tmp_path / "outputs")
+    clear_outputs(program, program.output_files)
+    again = read_outputs(program, program.output_files)
+    assert [o.digest.kind for o in again] == ["absent", "absent"]

@@ -13,6 +13,7 @@ from rich.table import Table
 from speedproof.advisor.cli import register as register_advisor
 from speedproof.calibration.command import register as register_calibrate
 from speedproof.campaign.command import register as register_optimize
+from speedproof.cli_options import HoldoutDirOption
 from speedproof.corpus.cli import register as register_corpus
 from speedproof.errors import SpeedproofError
 from speedproof.functions.cli import fn_app
@@ -193,13 +194,7 @@ def judge_command(
         typer.Option("--no-sandbox", help="Run without bubblewrap. Recorded in the ledger."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-    holdout_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--holdout-dir",
-            help="Folder of holdout inputs named by {holdout} (over the manifest's [holdout] dir).",
-        ),
-    ] = None,
+    holdout_dir: HoldoutDirOption = None,
 ) -> None:
     """Prove or refuse one patch: exit 0 accepted, 1 rejected, 2 inconclusive, 3 error."""
     from speedproof.judging import judge_patch

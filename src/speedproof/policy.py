@@ -180,10 +180,15 @@ def _representative_verdict(evidence: Evidence, rules: PolicyRules) -> Verdict |
 
 def _representative(evidence: Evidence, rules: PolicyRules) -> Iterator[Comparison]:
     """Primary-metric readings on representative workloads that can carry a verdict."""
+    return _primary_readings(evidence, rules, "representative")
+
+
+def _primary_readings(evidence: Evidence, rules: PolicyRules, tier: str) -> Iterator[Comparison]:
+    """Primary-metric readings of one tier with a figure: exact, or enough pairs to test."""
     for c in evidence.comparisons:
         if (
             c.metric == rules.primary_metric
-            and c.tier == "representative"
+            and c.tier == tier
             and (c.exact or c.n >= MIN_SAMPLES)
             and math.isfinite(c.delta_pct)
         ):
@@ -347,14 +352,7 @@ def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verd
 
 def _unseen(evidence: Evidence, rules: PolicyRules) -> Iterator[Comparison]:
     """Primary-metric readings of holdout-tier workloads (holdouts and twins) with a figure."""
-    for c in evidence.comparisons:
-        if (
-            c.metric == rules.primary_metric
-            and c.tier == "holdout"
-            and (c.exact or c.n >= MIN_SAMPLES)
-            and math.isfinite(c.delta_pct)
-        ):
-            yield c
+    return _primary_readings(evidence, rules, "holdout")
 
 
 def _unconfirmed(best: Comparison, evidence: Evidence, rules: PolicyRules) -> str:

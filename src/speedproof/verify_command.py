@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from speedproof.cli_options import HoldoutDirOption
 from speedproof.errors import SpeedproofError
 from speedproof.judging import LEDGER_FOLDER
 from speedproof.ledger import Ledger
@@ -58,13 +59,7 @@ def verify_command(
         bool, typer.Option("--no-sandbox", help="Run without bubblewrap. Recorded.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
-    holdout_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--holdout-dir",
-            help="Folder of holdout inputs named by {holdout} (over the manifest's [holdout] dir).",
-        ),
-    ] = None,
+    holdout_dir: HoldoutDirOption = None,
 ) -> None:
     """Re-measure accepted candidates alone and stacked; exit 1 if any no longer holds."""
     errors = Console(stderr=True)

@@ -23,6 +23,7 @@ from speedproof.campaign.loop import FINAL_PATCH, Campaign, describe
 from speedproof.campaign.options import parse_duration
 from speedproof.campaign.session import Opened, Request, open_campaign
 from speedproof.campaign.state import CampaignState
+from speedproof.cli_options import HoldoutDirOption
 from speedproof.errors import SpeedproofError
 from speedproof.manifest import MANIFEST_NAME
 from speedproof.measure.runner import Sample
@@ -123,13 +124,7 @@ def optimize_command(
             help="Ask once for extra workloads that widen profiling; never measured (off).",
         ),
     ] = None,
-    holdout_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--holdout-dir",
-            help="Folder of holdout inputs named by {holdout} (over the manifest's [holdout] dir).",
-        ),
-    ] = None,
+    holdout_dir: HoldoutDirOption = None,
 ) -> None:
     """Find proven speedups: propose, judge and keep what is accepted, until an exit condition."""
     errors = Console(stderr=True)

@@ -232,6 +232,10 @@ def read_output(root: Path, relative: str) -> OutputFile:
         return OutputFile(OutputDigest(relative, "other", None), b"")
     if not stat.S_ISREG(mode) or not _inside(root, path):
         return OutputFile(OutputDigest(relative, "other", None), b"")
+    return _read_file(path, relative)
+
+
+def _read_file(path: Path, relative: str) -> OutputFile:
     try:
         sha, kept = _digest_file(path)
     except OSError as exc:
@@ -248,11 +252,7 @@ def _read_copy(program: Program, relative: str) -> OutputFile:
         return OutputFile(OutputDigest(relative, "absent", None), b"")
     if info.st_size == 0 and info.st_mtime_ns == 0:
         return OutputFile(OutputDigest(relative, "absent", None), b"")
-    try:
-        sha, kept = _digest_file(path)
-    except OSError as exc:
-        raise InfrastructureError(f"cannot read output file {path}: {exc.strerror}") from exc
-    return OutputFile(OutputDigest(relative, "file", sha), kept)
+    return _read_file(path, relative)
 
 
 def read_outputs(program: Program, relatives: Sequence[str]) -> tuple[OutputFile, ...]:
