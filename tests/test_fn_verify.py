@@ -100,14 +100,14 @@ def test_a_search_replace_patch_is_applied_and_verified(distinct: Case) -> None:
 def test_the_singletons_trap_is_a_mismatch_on_the_design_note_input(distinct: Case) -> None:
     result = verify_candidate(distinct, example("distinct_count_singletons.py"))
     assert result.status == "mismatch"
-    assert result.detail == "output differs on edge input 1"  # [4, 4, 9] -> 2, not 1
+    assert result.detail == "output differs on an edge input"  # [4, 4, 9] -> 2, not 1
     assert result.reward == 0.0
 
 
 def test_the_dropped_local_trap_is_a_candidate_error_named_by_type_only(buckets: Case) -> None:
     result = verify_candidate(buckets, example("bucket_counts_dropped_local.py"))
     assert result.status == "candidate_error"
-    assert result.detail == "NameError on edge input 2"
+    assert result.detail == "NameError on an edge input"
 
 
 def test_the_dropped_local_patch_is_rejected_too(buckets: Case) -> None:
@@ -129,7 +129,7 @@ def test_outputs_are_compared_type_strictly(body: str) -> None:
     # 1, 1.0 and True are equal in Python and different answers here.
     result = verify_candidate(LENGTH, f"def solve(xs):\n    {body}\n")
     assert result.status == "mismatch"
-    assert result.detail == "output differs on edge input 0"
+    assert result.detail == "output differs on an edge input"
 
 
 def test_a_tuple_output_is_not_json_and_a_candidate_error() -> None:
@@ -147,7 +147,7 @@ def test_a_mismatch_on_random_inputs_names_only_the_class_and_index(distinct: Ca
     )
     result = verify_candidate(distinct, wrong_for_seven, seed=987654321)
     assert result.status == "mismatch"
-    assert result.detail.startswith("output differs on random input ")
+    assert result.detail == "output differs on a random input"
     assert "987654321" not in result.model_dump_json()
     assert verify_candidate(distinct, wrong_for_seven, seed=987654321).detail == result.detail
 

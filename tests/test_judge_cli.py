@@ -172,3 +172,64 @@ def _samples(database: Path) -> int:
             return int(db.execute("SELECT COUNT(*) FROM samples").fetchone()[0])
     except sqlite3.OperationalError:
         return 0
+
+
+SHUFFLED_TOOL = """\
+import random
+
+# Twelve lines in a fresh order every run: two runs agree on the order once in 479 million.
+lines = [f"word {n}" for n in range(12)]
+random.SystemRandom().shuffle(lines)
+print("\\n".join(lines))
+"""
+SHUFFLED_MANIFEST = """\
+[target]
+name = "shuffled"
+language = "python"
+script = "tool.py"
+
+[tests]
+runner = "command"
+args = ["python3", "-c", "pass"]
+
+[[workloads]]
+id = "w"
+
+[instructions]
+enabled = false
+
+[policy]
+pairs = 4
+"""
+SHUFFLED_NOOP = """\
+diff --git a/tool.py b/tool.py
+--- a/tool.py
++++ b/tool.py
+@@ -4,3 +4,4 @@ import random
+ lines = [f"word {n}" for n in range(12)]
+ random.SystemRandom().shuffle(lines)
+ print("\\n".join(lines))
++# Prints every word once.
+"""
+
+
+def test_a_workload_compared_as_sorted_lines_says_so_in_the_json_notes(tmp_path: Path) -> None:
+    repo = tmp_path / "shuffled"
+    repo.mkdir()
+    (repo / "tool.py").write_text(SHUFFLED_TOOL)
+    (repo / "speedproof.toml").write_text(SHUFFLED_MANIFEST)
+    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "shuffled"]):
+        subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
+    patch = tmp_path / "noop.patch"
+    patch.write_text(SHUFFLED_NOOP)
+    done = _run("judge", str(patch), "-m", str(repo), "--json", "--ledger", str(tmp_path / "l"))
+    assert done.returncode in (0, 1, 2), done.stderr
+    answer = json.loads(done.stdout)
+    # Not a reason: the order of lines decided nothing, it only changed what was compared.
+    assert not any("sorted" in reason for reason in answer["reasons"]), answer["reasons"]
+    (note,) = [n for n in answer["notes"] if "sorted" in n]
+    assert note.startswith(
+        "workload w: the baseline's output differs between two runs of itself (stdout differs"
+    )
+    assert note.endswith("but not once its lines are sorted, so it is compared as sorted lines.")

@@ -24,6 +24,10 @@ from speedproof.sandbox import make_sandbox
 
 PAIRS = 12
 BUILD_GATES = {"build-baseline", "build", "tests", "behaviour"}
+# Kinds whose expectation is met by a candidate that never ran a timed pair: a noop or a
+# slowdown that died at the build, the tests or the behaviour gate is "not accepted" and
+# "rejected" too. Theirs must be a verdict on measurements.
+MEASURED_KINDS = {"noop", "slowdown"}
 
 # The textstat patches that reach the timed lane take 25-40 s each (a Python run is ~0.2 s, and a
 # slowdown runs every pair to the end); one of them stays in the fast suite, the others run with
@@ -111,6 +115,11 @@ def test_each_bundled_patch_gets_the_verdict_its_kind_demands(
     expected = expectation(patch)
     assert meets(expected, verdict.verdict), (verdict.verdict, verdict.reasons)
     gates = {g.name for g in outcome.gates}
+    if kind in MEASURED_KINDS:
+        before = [g for g in outcome.gates if not g.name.startswith(("measure:", "instructions:"))]
+        assert all(g.passed for g in before), [(g.name, g.reasons) for g in before]
+        assert gates >= BUILD_GATES and any(name.startswith("measure:") for name in gates), gates
+        assert outcome.looks >= 1 and outcome.pairs, (outcome.looks, verdict.reasons)
     if kind == "attack":
         assert not gates & BUILD_GATES, f"an attack reached {gates & BUILD_GATES}"
         assert verdict.reasons[0].startswith("safety checks failed")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import check_behaviour
 from speedproof.manifest import Manifest, parse_manifest
 from speedproof.measure.pinning import timed_cpus
@@ -306,3 +307,55 @@ def test_holdout_readings_are_a_holm_family_of_their_own() -> None:
     # would have tripled it (0.0059) and undone an accept the holdout did not contradict.
     assert [c.significant for c in found] == [True, True, True]
     assert [dict(c.extra)["p_holm"] for c in found] == pytest.approx([0.0039, 0.0039, 0.00195])
+
+
+# The baseline counts its runs in its own folder: two in the behaviour gate, its warm-up is the
+# third, so its fourth run is pair 0's, inside the timed pairs.
+BASELINE_FAULTS = {
+    "prints-another-line": ("print('drifted')", "differed from its behaviour-gate reference"),
+    "crashes": ("import ctypes\nctypes.string_at(0)", "crashed with exit status"),
+    "hangs": ("import time\ntime.sleep(60)", "timed out after 1 s"),
+}
+COUNTED = """
+from pathlib import Path
+runs = Path("runs")
+run = int(runs.read_text()) + 1 if runs.exists() else 1
+runs.write_text(str(run))
+if run >= 4:
+{fault}
+print("done")
+"""
+
+
+@pytest.mark.parametrize("fault", list(BASELINE_FAULTS))
+def test_a_baseline_that_fails_in_the_timed_pairs_is_an_infrastructure_error_naming_it(
+    tmp_path: Path, sandbox: Sandbox, fault: str
+) -> None:
+    manifest = parse_manifest(MANIFEST.replace("[policy]\n", "[policy]\ntimeout_floor_s = 1.0\n"))
+    code, words = BASELINE_FAULTS[fault]
+    baseline = COUNTED.format(fault=textwrap.indent(code, "    "))
+    measurement, _ = _measurement(tmp_path, sandbox, manifest, baseline, 'print("done")\n')
+    gates: list[tuple[str, bool]] = []
+    measurement.sinks.gate = lambda name, passed, seconds, reasons, detail: gates.append(
+        (name, passed)
+    )
+    with pytest.raises(InfrastructureError) as caught:
+        measurement.run()
+    message = str(caught.value)
+    assert message.startswith("infrastructure fault on workload 'w', not the candidate's: ")
+    assert "baseline run" in message and words in message
+    # The series is in the ledger as a failed measurement before the judgement stops.
+    assert gates == [("measure:w", False)]
+
+
+def test_a_candidate_that_changes_its_output_in_the_timed_pairs_is_still_rejected_for_it(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    manifest = parse_manifest(MANIFEST)
+    # The candidate's one behaviour-gate run is its first, its warm-up the second: the
+    # third is pair 0's.
+    candidate = COUNTED.replace("run >= 4", "run >= 3").format(fault="    print('drifted')")
+    measurement, _ = _measurement(tmp_path, sandbox, manifest, 'print("done")\n', candidate)
+    verdict = decide(measurement.run(), manifest.rules())
+    assert verdict.verdict == "rejected"
+    assert verdict.reasons[0].startswith("behaviour changed: candidate run (pair 0, series 0)")

@@ -20,8 +20,10 @@ from test_toolchain_support import (
     write_files,
 )
 
-GO = manifest(GO_MANIFEST, 'runner = "go"')
-PYTEST = manifest(PYTHON_MANIFEST, 'runner = "pytest"\nargs = ["tests"]')
+# The fixtures fail to build or collect on the baseline on purpose: allowed, so they are judged.
+ALLOW = "allow_failing_baseline = true"
+GO = manifest(GO_MANIFEST, f'runner = "go"\n{ALLOW}')
+PYTEST = manifest(PYTHON_MANIFEST, f'runner = "pytest"\nargs = ["tests"]\n{ALLOW}')
 
 
 def go_id(name: str) -> str:
@@ -91,7 +93,7 @@ def test_the_baseline_run_is_cached_per_revision_and_test_settings(tmp_path: Pat
     assert again.outcomes == first.outcomes
     assert counter.read_text() == "x"  # the cached answer ran nothing
 
-    retried = manifest(GO_MANIFEST, 'runner = "go"\nflaky_retries = 3')
+    retried = manifest(GO_MANIFEST, f'runner = "go"\nflaky_retries = 3\n{ALLOW}')
     third = run_baseline_tests(
         toolchain(retried), p.baseline, revision=p.revision, cache_dir=tmp_path
     )

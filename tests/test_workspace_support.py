@@ -9,6 +9,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from speedproof.workspace.apply import GNU_PATCH
+
 GO_FILES = {
     "go.mod": "module example.com/m\n\ngo 1.22\n",
     "main.go": 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hi")\n}\n',
@@ -78,7 +80,7 @@ def registered_worktrees(repo: Path) -> list[str]:
 def run_gnu_patch(tree: Path, patch: str) -> subprocess.CompletedProcess[str]:
     """GNU patch exactly as the fallback runs it, without speedproof in the way."""
     return subprocess.run(
-        ["patch", "-p1", "--fuzz=5", "--batch", "--forward", "--no-backup-if-mismatch"],
+        list(GNU_PATCH),
         cwd=tree,
         input=patch,
         capture_output=True,

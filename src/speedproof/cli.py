@@ -1,27 +1,136 @@
-"""The command line. Thin: parse, call one function per command, print."""
+"""The command line. Thin: parse, call one function per command, print.
+
+Start-up is paid by every command, a guard reject included, so this module imports only what
+`manifest`, `ledger`, `judge` and `report` need to parse their options. The other commands
+(`calibrate`, `verify`, `optimize`, `fn`, `advisor`) live in modules that pull in scipy, the
+model clients and function mode: `_LAZY` names them with the one line `--help` shows, and
+`_LazyGroup` imports a module only when its command runs (or its own `--help` is asked for).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperCommand, TyperGroup
 
-from speedproof.advisor.cli import register as register_advisor
-from speedproof.calibration.command import register as register_calibrate
-from speedproof.campaign.command import register as register_optimize
+from speedproof.cli_errors import fail, fail_on
 from speedproof.cli_options import HoldoutDirOption
-from speedproof.corpus.cli import register as register_corpus
 from speedproof.errors import SpeedproofError
-from speedproof.functions.cli import fn_app
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME, load_manifest
-from speedproof.verify_command import register as register_verify
+
+if TYPE_CHECKING:
+    # typer 0.2x carries its own copy of click; its groups take these classes.
+    from typer import _click
+
+FN_HELP = "Function mode: verify, corpus, collect, sft, train, eval."
+
+
+def _advisor(app: typer.Typer) -> None:
+    from speedproof.advisor.cli import register
+
+    register(app)
+
+
+def _calibrate(app: typer.Typer) -> None:
+    from speedproof.calibration.command import register
+
+    register(app)
+
+
+def _verify(app: typer.Typer) -> None:
+    from speedproof.verify_command import register
+
+    register(app)
+
+
+def _optimize(app: typer.Typer) -> None:
+    from speedproof.campaign.command import register
+
+    register(app)
+
+
+def _fn(app: typer.Typer) -> None:
+    from speedproof.corpus.cli import register
+    from speedproof.functions.cli import fn_app
+
+    register(fn_app)
+    app.add_typer(fn_app, name="fn", help=FN_HELP)
+
+
+@dataclass(frozen=True)
+class _Lazy:
+    # The line `speedproof --help` lists; tests/test_cli_startup.py holds it to the command's own.
+    help: str
+    register: Callable[[typer.Typer], None]
+
+
+_LAZY = {
+    "calibrate": _Lazy(
+        "How far to trust verdicts here: false accepts, false rejects and power, measured.",
+        _calibrate,
+    ),
+    "verify": _Lazy(
+        "Re-measure accepted candidates alone and stacked; exit 1 if any no longer holds.",
+        _verify,
+    ),
+    "optimize": _Lazy(
+        "Find proven speedups: propose, judge and keep what is accepted, until an exit condition.",
+        _optimize,
+    ),
+    "fn": _Lazy(FN_HELP, _fn),
+    "advisor": _Lazy(
+        "The advisor: calibrated yes/no cause questions. Measure baselines, watch for drift.",
+        _advisor,
+    ),
+}
+# Each lazy command, built once per process (registering function mode twice would add its
+# corpus commands twice).
+_LOADED: dict[str, _click.Command] = {}
+
+
+def lazy_command(name: str) -> _click.Command:
+    """The real click command behind a lazy name, importing its module now."""
+    if name not in _LOADED:
+        scratch = typer.Typer()
+        _LAZY[name].register(scratch)
+        _LOADED[name] = typer.main.get_group(scratch).commands[name]
+    return _LOADED[name]
+
+
+class _LazyGroup(TyperGroup):
+    """The top-level group: lazy commands are listed from `_LAZY` and imported when they run."""
+
+    _listing = False
+
+    def list_commands(self, ctx: _click.Context) -> list[str]:
+        return [*super().list_commands(ctx), *_LAZY]
+
+    def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
+        if cmd_name not in _LAZY:
+            return super().get_command(ctx, cmd_name)
+        if self._listing:
+            # A stand-in that carries the listed line: enough for the commands panel.
+            return TyperCommand(cmd_name, help=_LAZY[cmd_name].help)
+        return lazy_command(cmd_name)
+
+    def format_help(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
 
 app = typer.Typer(
+    cls=_LazyGroup,
     help="speedproof: models guess, code proves. Judge and find speedups you can trust.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -30,17 +139,9 @@ manifest_app = typer.Typer(help="Check a target's manifest.", no_args_is_help=Tr
 ledger_app = typer.Typer(help="Read the ledger of judged candidates.", no_args_is_help=True)
 app.add_typer(manifest_app, name="manifest")
 app.add_typer(ledger_app, name="ledger")
-register_corpus(fn_app)
-app.add_typer(fn_app, name="fn", help="Function mode: verify, corpus, collect, sft, train, eval.")
-register_calibrate(app)
-register_verify(app)
-register_optimize(app)
-register_advisor(app)
 
 console = Console()
-errors = Console(stderr=True)
 
-EXIT_USAGE = 3
 
 LedgerOption = Annotated[
     Path,
@@ -48,20 +149,23 @@ LedgerOption = Annotated[
 ]
 
 
-def fail(message: str) -> typer.Exit:
-    errors.print(f"[bold red]error:[/] {message}", highlight=False)
-    return typer.Exit(EXIT_USAGE)
-
-
 @manifest_app.command("validate")
 def manifest_validate(
     path: Annotated[Path, typer.Argument(help=f"A {MANIFEST_NAME} or the folder holding it.")],
 ) -> None:
-    """Validate a manifest; errors name the key and the line."""
+    """Validate a manifest and what it names (inputs, interpreter, module, Go dependencies);
+    errors name the key, the line and a fix, and any of them exits 3."""
+    # Imported here: the checks reach the toolchains, which no other command's start-up needs.
+    from speedproof.errors import ManifestError
+    from speedproof.preflight import check, describe
+
     try:
         loaded = load_manifest(path)
     except SpeedproofError as exc:
-        raise fail(str(exc)) from exc
+        raise fail_on(exc) from exc
+    problems = check(loaded)
+    if problems:
+        raise fail_on(ManifestError(describe(loaded, problems)))
     manifest = loaded.manifest
     tiers = ", ".join(f"{w.id} ({w.tier})" for w in manifest.workloads)
     console.print(
@@ -70,10 +174,13 @@ def manifest_validate(
     console.print(f"workloads: {tiers}")
 
 
-def _open_ledger(folder: Path) -> Ledger:
+def _open_ledger(folder: Path, *, as_json: bool = False) -> Ledger:
     if not folder.exists():
-        raise fail(f"no ledger at {folder}")
-    return Ledger.in_folder(folder)
+        raise fail(f"no ledger at {folder}", as_json=as_json, kind="InfrastructureError")
+    try:
+        return Ledger.in_folder(folder)
+    except SpeedproofError as exc:
+        raise fail_on(exc, as_json=as_json) from exc
 
 
 @ledger_app.command("list")
@@ -83,7 +190,7 @@ def ledger_list(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON array.")] = False,
 ) -> None:
     """List judged candidates, newest first."""
-    with _open_ledger(ledger) as book:
+    with _open_ledger(ledger, as_json=as_json) as book:
         rows = book.entries(limit)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
@@ -110,11 +217,11 @@ def ledger_show(
     as_json: Annotated[bool, typer.Option("--json", help="The whole record as JSON.")] = False,
 ) -> None:
     """Show one candidate: diff, gates, comparisons, verdict."""
-    with _open_ledger(ledger) as book:
+    with _open_ledger(ledger, as_json=as_json) as book:
         try:
             record = book.show(candidate_id)
         except SpeedproofError as exc:
-            raise fail(str(exc)) from exc
+            raise fail_on(exc, as_json=as_json) from exc
     if as_json:
         typer.echo(json.dumps(record, indent=2))
         return
@@ -166,7 +273,7 @@ def report_command(
     try:
         paths = write_report(folder, out=out)
     except SpeedproofError as exc:
-        raise fail(str(exc)) from exc
+        raise fail_on(exc) from exc
     console.print(f"wrote {paths.html}, {paths.markdown} and {paths.json}")
 
 
@@ -212,7 +319,7 @@ def judge_command(
             holdout_dir=holdout_dir,
         )
     except SpeedproofError as exc:
-        raise fail(str(exc)) from exc
+        raise fail_on(exc, as_json=as_json) from exc
     if as_json:
         typer.echo(json.dumps(outcome.to_json(), indent=2))
     raise typer.Exit(EXIT_FOR_VERDICT[outcome.verdict.verdict])

@@ -154,8 +154,8 @@ class Evidence:
     # The same for rejects (`policy.rejects_at`): a reject resting on a worsening of less than
     # twice its limit must hold at two consecutive looks too.
     earlier_rejects: int = 0
-    # Said of the measurement, not of the candidate (a contended machine, an unstable lane):
-    # carried into the verdict's notes, never a reason.
+    # Said of the measurement, not of the candidate (a contended machine, an unstable lane, a
+    # workload compared as sorted lines): carried into the verdict's notes, never a reason.
     measurement_notes: tuple[str, ...] = ()
 
 

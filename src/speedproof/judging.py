@@ -8,6 +8,7 @@ from rich.console import Console
 
 from speedproof.errors import InfrastructureError
 from speedproof.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.gitexclude import exclude_from_git
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox
@@ -44,6 +45,8 @@ def judge_patch(
     folder = ledger_dir or loaded.root / LEDGER_FOLDER
     options = JudgeOptions(repo=repo, base=base, pairs=pairs, holdout_dir=holdout_dir)
     with Ledger.in_folder(folder) as ledger, LiveProgress(console) as progress:
+        # Ours, not the user's: a ledger inside their repository stays out of `git status`.
+        exclude_from_git(folder)
         judge = Judge(
             loaded,
             sandbox=sandbox,
@@ -56,5 +59,14 @@ def judge_patch(
     if not quiet:
         # Wide enough for the comparison table when stdout is a file or a pipe (rich's 80).
         out = Console()
-        render_outcome(outcome, out if out.is_terminal else Console(width=150))
+        out = out if out.is_terminal else Console(width=150)
+        render_outcome(outcome, out)
+        where = folder.resolve()
+        out.print(
+            f"recorded as candidate #{outcome.ledger_id} in the ledger {where} "
+            f"(speedproof ledger show {outcome.ledger_id} --ledger {where})",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     return outcome

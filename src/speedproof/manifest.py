@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from speedproof.errors import ManifestError
 from speedproof.evidence import PolicyRules
@@ -40,10 +49,19 @@ class Target(_Strict):
     module: str | None = None
     script: str | None = None
     source_roots: list[str] = ["."]
+    # An absolute path, a path relative to the manifest's folder (anchored when the manifest is
+    # loaded, so a `.venv/bin/python` beside it is found wherever the judge runs from), or a
+    # name looked up on PATH.
     interpreter: str | None = None
     # command: how to build, and the program to run (relative to the target folder or on PATH).
     build: list[str] = []
     program: str | None = None
+    # `interpreter` as the manifest spells it, kept for messages once a relative one is anchored.
+    _interpreter_written: str | None = PrivateAttr(default=None)
+
+    @property
+    def interpreter_written(self) -> str | None:
+        return self._interpreter_written or self.interpreter
 
     @model_validator(mode="after")
     def _language_fields(self) -> Target:
@@ -55,12 +73,23 @@ class Target(_Strict):
 
 
 class Tests(_Strict):
+    """`[tests]`: how the target's own tests run.
+
+    `allow_failing_baseline = true` accepts a baseline with collection errors or with more than
+    20 % of its collected tests failing; by default such a baseline is an infrastructure error,
+    since a candidate's breaks among those failures are invisible to the gate.
+    """
+
     runner: Runner
     # go: packages (default ./...); pytest: paths and options; command: the whole command.
     args: list[str] = []
     timeout_s: float = Field(default=600.0, gt=0)
     # A baseline pass that fails on the candidate is re-run this many times before it counts.
     flaky_retries: int = Field(default=2, ge=0, le=10)
+    # A baseline whose tests fail to collect, or fail by more than a fifth of those collected
+    # (gates/tests.py BASELINE_FAILING_SHARE), is refused: a candidate's breaks among its failures
+    # would never be seen. True judges anyway, with a warning in the test gate's detail.
+    allow_failing_baseline: bool = False
 
 
 # Placeholders a workload may use (docs/adr/0030): the folder a generator writes, the secret seed
@@ -374,6 +403,21 @@ def parse_manifest(text: str, source: str = MANIFEST_NAME) -> Manifest:
         raise ManifestError(_describe(text, source, exc)) from exc
 
 
+def anchor_interpreter(manifest: Manifest, folder: Path) -> Manifest:
+    """The manifest with a relative `interpreter` path made absolute against `folder`.
+
+    A bare name (`python3`) stays a PATH lookup. normpath, not resolve(): a venv's `bin/python`
+    is a link, and the link's own path is what makes that Python start as the venv.
+    """
+    named = manifest.target.interpreter
+    if named is None or "/" not in named or os.path.isabs(named):
+        return manifest
+    anchored = os.path.normpath(folder / named)
+    target = manifest.target.model_copy(update={"interpreter": anchored})
+    target._interpreter_written = named
+    return manifest.model_copy(update={"target": target})
+
+
 def load_manifest(path: Path) -> LoadedManifest:
     path = path.resolve()
     if path.is_dir():
@@ -382,4 +426,5 @@ def load_manifest(path: Path) -> LoadedManifest:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read the manifest: {exc.strerror}") from exc
-    return LoadedManifest(manifest=parse_manifest(text, str(path)), path=path, text=text)
+    manifest = anchor_interpreter(parse_manifest(text, str(path)), path.parent)
+    return LoadedManifest(manifest=manifest, path=path, text=text)

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from speedproof.cli_errors import fail_on
 from speedproof.cli_options import HoldoutDirOption
 from speedproof.errors import SpeedproofError
 from speedproof.judging import LEDGER_FOLDER
@@ -62,7 +63,6 @@ def verify_command(
     holdout_dir: HoldoutDirOption = None,
 ) -> None:
     """Re-measure accepted candidates alone and stacked; exit 1 if any no longer holds."""
-    errors = Console(stderr=True)
     try:
         loaded = load_manifest(manifest)
         sandbox = make_sandbox(allow_unsandboxed=no_sandbox)
@@ -78,8 +78,7 @@ def verify_command(
                 progress=lambda stage, message: progress.print(f"[dim]{stage}:[/] {message}"),
             ).run(chosen)
     except SpeedproofError as exc:
-        errors.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(EXIT_ERROR) from exc
+        raise fail_on(exc, as_json=as_json) from exc
     if as_json:
         typer.echo(json.dumps([c.to_json() for c in checks], indent=2))
     else:

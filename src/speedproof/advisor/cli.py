@@ -28,6 +28,7 @@ from speedproof.advisor.drift import DriftReport, compare
 from speedproof.advisor.gates import Gate, Gates
 from speedproof.advisor.reference import ReferenceSet, load_reference
 from speedproof.advisor.static import StaticAdvisor
+from speedproof.cli_errors import fail_on
 from speedproof.errors import SpeedproofError
 from speedproof.manifest import Advisor as AdvisorSettings
 from speedproof.manifest import load_manifest
@@ -145,7 +146,7 @@ def drift_command(
         after = _side(new, base_url, reference)
         report = compare(before, after, reference=reference, gates=gates)
     except (SpeedproofError, ValueError) as exc:
-        raise _fail(str(exc)) from exc
+        raise fail_on(exc, as_json=as_json) from exc
     if save is not None:
         save_baseline(after, save)
     if as_json:

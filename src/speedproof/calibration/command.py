@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from speedproof.calibration.trials import CalibrateOptions, Calibration, CalibrationReport
+from speedproof.cli_errors import fail_on
 from speedproof.errors import SpeedproofError
 from speedproof.judging import LEDGER_FOLDER, read_patch
 from speedproof.ledger import Ledger
@@ -127,7 +128,6 @@ def calibrate_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """How far to trust verdicts here: false accepts, false rejects and power, measured."""
-    errors = Console(stderr=True)
     try:
         loaded = load_manifest(manifest)
         options = CalibrateOptions(
@@ -149,8 +149,7 @@ def calibrate_command(
         with Ledger.in_folder(ledger or loaded.root / LEDGER_FOLDER) as book:
             book.add_event(None, "calibration", report.to_json())
     except (SpeedproofError, ValueError) as exc:
-        errors.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(EXIT_ERROR) from exc
+        raise fail_on(exc, as_json=as_json) from exc
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:

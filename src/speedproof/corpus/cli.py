@@ -19,6 +19,7 @@ from rich.table import Table
 from speedproof.agents.providers.base import Provider
 from speedproof.agents.providers.registry import make_provider
 from speedproof.corpus.judge import CATEGORIES
+from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.errors import SpeedproofError
 
 EXIT_LEAK = 1
@@ -27,7 +28,10 @@ EXIT_ERROR = 3
 console = Console()
 errors = Console(stderr=True)
 
-CorpusDir = Annotated[Path, typer.Argument(help="Corpus folder (manifest.json and split files).")]
+CorpusDir = Annotated[
+    Path,
+    typer.Argument(help="Corpus folder (manifest.json and split files); corpus/v2 when omitted."),
+]
 ProviderSpec = Annotated[
     str, typer.Option("--provider", help="Who answers: replay:PATH (a recorded JSON-lines file).")
 ]
@@ -94,7 +98,7 @@ def corpus_generate(
 ) -> None:
     """Generate every pair, verify it (cached), stage the rows, then write splits and audit."""
     from speedproof.corpus.cache import VerificationCache
-    from speedproof.corpus.generate import GenerationConfig, stage
+    from speedproof.corpus.generate import AdequacyGate, GenerationConfig, stage
     from speedproof.corpus.splits import write_staging
 
     config = GenerationConfig(
@@ -104,16 +108,18 @@ def corpus_generate(
         random_count=random_count,
     )
     started = time.perf_counter()
+    gate = AdequacyGate(lambda line: errors.print(line, highlight=False, markup=False))
     try:
         book = VerificationCache(cache or out / "verify-cache.jsonl")
-        rows, stats = stage(config, book, _progress_printer())
-        write_staging(out, rows, config)
+        rows, stats = stage(config, book, _progress_printer(), gate)
+        write_staging(out, rows, config, len(gate.refused))
     except SpeedproofError as exc:
         raise _fail(str(exc)) from exc
     elapsed = time.perf_counter() - started
     console.print(
         f"staged {len(rows)} verified pairs in {elapsed:.1f} s "
-        f"({stats.verified} verified now, {stats.cached} from the cache)"
+        f"({stats.verified} verified now, {stats.cached} from the cache; "
+        f"{len(gate.refused)} drafts below the adequacy bar redrawn)"
     )
     if split:
         corpus_split(out)
@@ -135,24 +141,66 @@ def corpus_split(folder: CorpusDir) -> None:
         raise typer.Exit(EXIT_LEAK)
 
 
-def corpus_audit(folder: CorpusDir) -> None:
-    """Check checksums and leaks across splits; exits 1 and prints every leak found."""
+def corpus_audit(
+    folder: CorpusDir = DEFAULT_CORPUS,
+    adequacy: Annotated[
+        bool,
+        typer.Option(help="Also hold every case to the input-adequacy bar (minutes per corpus)."),
+    ] = True,
+    workers: Annotated[int, typer.Option(min=1, help="Cases checked at once.")] = 2,
+) -> None:
+    """Check checksums, leaks and input adequacy; exits 1 and prints every finding."""
     from speedproof.corpus.audit import audit_folder
+    from speedproof.corpus.splits import superseded_by
 
     try:
         leaks = audit_folder(folder)
+        replaced = superseded_by(folder)
     except SpeedproofError as exc:
         raise _fail(str(exc)) from exc
+    if replaced:
+        errors.print(f"[yellow]{folder} is superseded by {replaced}[/]", highlight=False)
     if leaks:
         _print_leaks(leaks)
         raise typer.Exit(EXIT_LEAK)
     console.print("[green]no leaks[/]: ids, templates, AST hashes, skeletons, families, checksums")
+    if adequacy and not _adequacy_audit(folder, workers):
+        raise typer.Exit(EXIT_LEAK)
+
+
+def _adequacy_audit(folder: Path, workers: int) -> bool:
+    from speedproof.corpus.adequacy_audit import MIN_KILL_RATE, audit_cases, by_family
+    from speedproof.corpus.splits import load_all
+
+    cases = [case for split in load_all(folder).values() for case in split]
+    results = audit_cases(cases, workers=workers)
+    families = by_family(results)
+    table = Table("family", "cases", "failing", "kill rate", "lowest", "traps passed")
+    for name, entry in families.items():
+        table.add_row(
+            name,
+            str(entry.cases),
+            str(entry.failing),
+            f"{entry.kill_rate:.1%}",
+            f"{entry.lowest_kill_rate:.1%}",
+            str(entry.traps_passed),
+        )
+    console.print(table)
+    failing = [s for entry in families.values() for s in entry.shortfalls]
+    for line in failing:
+        errors.print(line, highlight=False, markup=False)
+    below = [e.family for e in families.values() if e.kill_rate < MIN_KILL_RATE]
+    if failing or below:
+        errors.print(f"[bold red]{len(failing)} case finding(s) below the adequacy bar[/]")
+        return False
+    console.print(f"[green]adequate[/]: {len(cases)} cases, every family kills ≥ 95 % of mutants")
+    return True
 
 
 def collect_command(
-    corpus: CorpusDir,
     provider: ProviderSpec,
     out: Annotated[Path, typer.Option("--out", help="Append-only turns file (JSON lines).")],
+    corpus: CorpusDir = DEFAULT_CORPUS,
     attempts: Annotated[int, typer.Option(min=1, help="Attempts per case.")] = 3,
     limit: Annotated[int | None, typer.Option(help="At most this many new cases.")] = None,
     role: Annotated[str, typer.Option(help="Provider role.")] = "teacher",
@@ -180,9 +228,9 @@ def collect_command(
 
 
 def sft_command(
-    corpus: CorpusDir,
     turns: Annotated[Path, typer.Option("--turns", help="Collected turns file.")],
     out: Annotated[Path, typer.Option("--out", help="SFT rows file to write.")],
+    corpus: CorpusDir = DEFAULT_CORPUS,
     focus: Annotated[
         list[str] | None, typer.Option("--focus", help="family=N extra copies of its rows.")
     ] = None,
@@ -261,12 +309,16 @@ def _family_table(report: dict[str, Any]) -> Table:
 
 
 def eval_command(
-    corpus: CorpusDir,
     provider: ProviderSpec,
     out: Annotated[Path, typer.Option("--out", help="Report folder.")],
+    corpus: CorpusDir = DEFAULT_CORPUS,
     split: Annotated[str, typer.Option(help="Split to evaluate.")] = "dev",
     attempts: Annotated[int, typer.Option(min=1, help="Attempts per case.")] = 1,
     role: Annotated[str, typer.Option(help="Provider role.")] = "student",
+    seed: Annotated[
+        int | None,
+        typer.Option(help="Base seed of the hidden inputs (fresh and recorded when omitted)."),
+    ] = None,
 ) -> None:
     """Evaluate a provider on a split: categories, per-family table, report, chart."""
     from speedproof.corpus.evaluate import EvalConfig, evaluate
@@ -277,7 +329,7 @@ def eval_command(
         report = evaluate(
             cases,
             provider_from_spec(provider),
-            EvalConfig(split=split, attempts=attempts, role=role),
+            EvalConfig(split=split, attempts=attempts, role=role, seed=seed),
             out,
             split_file=split_path(corpus, split),
             provider_name=provider,

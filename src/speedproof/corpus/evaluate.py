@@ -6,14 +6,22 @@ last attempt's category. Infrastructure outcomes are reported apart and left out
 rate's denominator: they say nothing about the model.
 
 Written to the output folder:
-  results.jsonl   one row per attempt (raw: answer text, status, reward, Ir counts)
-  report.json     split, protocol, SHA-256 of the split file and of results.jsonl, totals
+  results.jsonl   one row per attempt (raw: answer text, status, reward, Ir counts, the seed
+                  that drew its random and benchmark inputs)
+  report.json     split, protocol, base seed, SHA-256 of the split file and of results.jsonl,
+                  totals
+
+Every case is verified with one seed derived from the base seed and the case id: all attempts on
+a case see the same inputs (so the reference is measured once), no two cases share inputs, and a
+base seed reproduces every reward. Without `--seed` the base seed is fresh and recorded.
   chart.html      per-family outcome bars (self-contained plotly HTML)
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,6 +44,13 @@ class EvalConfig:
     split: str
     attempts: int = 1
     role: str = "student"
+    seed: int | None = None
+
+
+def case_seed(base: int, case: Case) -> int:
+    """The seed a case is verified with in an evaluation of base seed `base`."""
+    digest = hashlib.sha256(f"{base}:{case.id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 2
 
 
 def _attempt_row(
@@ -54,17 +69,20 @@ def _attempt_row(
         "ref_ir": judged.ref_ir,
         "cand_ir": judged.cand_ir,
         "detail": judged.detail,
+        "seed": judged.seed,
         "verifier_digest": judged.verifier_digest,
         "timestamp": time.time(),
     }
 
 
-def evaluate_case(case: Case, provider: Provider, config: EvalConfig) -> list[dict[str, Any]]:
+def evaluate_case(
+    case: Case, provider: Provider, config: EvalConfig, seed: int | None = None
+) -> list[dict[str, Any]]:
     messages = build_messages(model_view(case))
     rows = []
     for attempt in range(1, config.attempts + 1):
         completion = provider.complete(messages, role=config.role)
-        judged = judge_answer(case, completion.text)
+        judged = judge_answer(case, completion.text, seed)
         rows.append(_attempt_row(case, attempt, completion.model, completion.text, judged))
         if judged.category in ("passed", "infrastructure"):
             break
@@ -110,8 +128,9 @@ def evaluate(
     results = out / RESULTS
     results.unlink(missing_ok=True)
     outcomes = []
+    base = secrets.randbits(62) if config.seed is None else config.seed
     for case in cases:
-        rows = evaluate_case(case, provider, config)
+        rows = evaluate_case(case, provider, config, case_seed(base, case))
         append_rows(results, rows)
         outcomes.append(rows[-1])
         if progress:
@@ -124,6 +143,7 @@ def evaluate(
         "results_sha256": sha256_file(results),
         "protocol": "one-shot" if config.attempts == 1 else f"{config.attempts}-attempt",
         "provider": provider_name,
+        "seed": base,
         "models": sorted({str(r["model"]) for r in outcomes}),
         "verifier_digests": sorted({str(r["verifier_digest"]) for r in outcomes}),
         "categories": list(CATEGORIES),

@@ -19,10 +19,10 @@ from typing import Any
 from speedproof.corpus.cache import VerificationCache, pair_key
 from speedproof.corpus.errors import CorpusError, PairRejected
 from speedproof.corpus.families import HELDOUT, SEEN, Family
-from speedproof.corpus.families.base import Knobs, Template
+from speedproof.corpus.families.base import Knobs, Size, Template
 from speedproof.corpus.jsonl import dumps
 from speedproof.corpus.literals import SPLITS, SplitName
-from speedproof.functions.case import Case, Json, generate_inputs, make_case
+from speedproof.functions.case import Case, InputSpec, make_case
 
 DEFAULT_SIZES: dict[SplitName, int] = {
     "train": 152,
@@ -83,23 +83,14 @@ def _counts(total: int, families: tuple[Family, ...]) -> list[tuple[Family, int]
     return [(f, base + (1 if i < extra else 0)) for i, f in enumerate(families)]
 
 
-def _benchmarks(family: Family, knobs: Knobs, n: int, seed: int) -> list[list[Json]]:
-    """Five variants: n-1, n, n+1, values changed (same n), order changed (same values)."""
+def _benchmark_specs(family: Family, knobs: Knobs, n: int) -> list[InputSpec]:
+    """Five benchmark draws of sizes n-1, n, n+1, n, n.
 
-    def draw(size: int, offset: int) -> list[Json]:
-        return generate_inputs(family.inputs(knobs, size), seed + offset, 1)[0]
-
-    base = draw(n, 0)
-    shuffler = random.Random(seed + 4)
-    reordered: list[Json] = []
-    for arg in base:
-        if isinstance(arg, list):
-            copy = list(arg)
-            shuffler.shuffle(copy)
-            reordered.append(copy)
-        else:
-            reordered.append(arg)
-    return [draw(n - 1, 1), base, draw(n + 1, 2), draw(n, 3), reordered]
+    Specs, not inputs: each verification draws them afresh from its seed (corpus v1 stored five
+    fixed inputs, and a candidate that recognised them by length and first item could answer
+    from a table).
+    """
+    return [family.inputs(knobs, Size(size)) for size in (n - 1, n, n + 1, n, n)]
 
 
 def _render(
@@ -109,10 +100,13 @@ def _render(
     slow = template.slow(knobs)
     seed = rng.randrange(1 << 30)
     edges = family.edges(knobs)
-    benchmarks = _benchmarks(family, knobs, template.bench_n, seed)
-    spec = family.inputs(knobs, None)
+    benchmarks = _benchmark_specs(family, knobs, template.bench_n)
+    spec = family.inputs(knobs, Size.random(template.bench_n))
+    bench_json = [b.model_dump(mode="json") for b in benchmarks]
     digest = hashlib.sha256(
-        dumps({"split": split, "slow": slow, "edges": edges, "bench": benchmarks}).encode()
+        dumps(
+            {"split": split, "slow": slow, "edges": edges, "bench": bench_json, "seed": seed}
+        ).encode()
     ).hexdigest()
     case = make_case(
         id=f"{family.name}.{template.id}.{digest[:12]}",
@@ -120,14 +114,23 @@ def _render(
         template=f"{family.name}.{template.id}",
         reference_source=slow,
         edge_inputs=edges,
-        benchmark_inputs=benchmarks,
+        benchmark_specs=benchmarks,
         input_spec=spec,
     )
     return TrustedPair(case, template.fast(knobs), split, knobs.literals)
 
 
+Admit = Callable[[TrustedPair], bool]
+"""Whether a drawn pair may become a row; a refused one is redrawn (the adequacy bar)."""
+
+
 def _family_pairs(
-    family: Family, split: SplitName, count: int, seed: int, seen_hashes: set[str]
+    family: Family,
+    split: SplitName,
+    count: int,
+    seed: int,
+    seen_hashes: set[str],
+    admit: Admit | None = None,
 ) -> list[TrustedPair]:
     templates = family.templates_for(split)
     if count and not templates:
@@ -138,26 +141,26 @@ def _family_pairs(
         for attempt in range(_MAX_REDRAWS):
             rng = random.Random(f"{seed}:{split}:{family.name}:{index}:{attempt}")
             pair = _render(family, template, split, rng, index // len(templates))
-            if pair.case.ast_hash not in seen_hashes:
+            if pair.case.ast_hash not in seen_hashes and (admit is None or admit(pair)):
                 break
         else:
             raise CorpusError(
                 f"{family.name}.{template.id}: {_MAX_REDRAWS} draws in {split} all repeated an "
-                "earlier case; the literal band is too narrow for this many cases"
+                "earlier case or fell below the adequacy bar"
             )
         seen_hashes.add(pair.case.ast_hash)
         pairs.append(pair)
     return pairs
 
 
-def build_pairs(config: GenerationConfig) -> list[TrustedPair]:
-    """Every split's pairs, in a fixed order, from `config.seed` alone."""
+def build_pairs(config: GenerationConfig, admit: Admit | None = None) -> list[TrustedPair]:
+    """Every split's pairs, in a fixed order, from `config.seed` alone (and `admit`'s answers)."""
     seen_hashes: set[str] = set()
     pairs: list[TrustedPair] = []
     for split in SPLITS:
         total = config.sizes.get(split, 0)
         for family, count in _counts(total, families_for(split)):
-            pairs += _family_pairs(family, split, count, config.seed, seen_hashes)
+            pairs += _family_pairs(family, split, count, config.seed, seen_hashes, admit)
     return pairs
 
 
@@ -219,6 +222,13 @@ def verify_pairs(
     return rows, stats
 
 
+# Verdicts that say nothing about the pair (the machine could not judge it), and how many times
+# such a pair is verified again before generation stops: one of 250 pairs came back `unstable`
+# on a 2-core machine shared with other work and `passed` on each of three re-runs.
+_NOT_JUDGED = frozenset({"unstable", "infrastructure_error"})
+_ATTEMPTS = 3
+
+
 def _run_pool(
     todo: list[tuple[TrustedPair, str]],
     config: GenerationConfig,
@@ -228,17 +238,20 @@ def _run_pool(
     stats: VerifyStats,
     progress: Progress | None,
 ) -> None:
-    pending: dict[Future[dict[str, Any]], tuple[TrustedPair, str]] = {}
-    queue = list(reversed(todo))
+    pending: dict[Future[dict[str, Any]], tuple[TrustedPair, str, int]] = {}
+    queue = [(pair, key, 1) for pair, key in reversed(todo)]
     with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
         while queue or pending:
             while queue and len(pending) < max(1, config.workers):
-                pair, key = queue.pop()
-                pending[pool.submit(_verify_one, pair, config, digest)] = (pair, key)
+                pair, key, attempt = queue.pop()
+                pending[pool.submit(_verify_one, pair, config, digest)] = (pair, key, attempt)
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                pair, key = pending.pop(future)
+                pair, key, attempt = pending.pop(future)
                 verdict = future.result()
+                if verdict["status"] in _NOT_JUDGED and attempt < _ATTEMPTS:
+                    queue.append((pair, key, attempt + 1))
+                    continue
                 if verdict["status"] != "passed":
                     for other in pending:
                         other.cancel()
@@ -262,12 +275,55 @@ def _public(verdict: dict[str, Any]) -> dict[str, Any]:
         "cand_ir",
         "verifier_digest",
         "key",
+        "adequacy",
     )
     return {k: verdict[k] for k in keep if k in verdict}
 
 
+class AdequacyGate:
+    """The admit step of a real build: a pair becomes a row only if its case is adequate.
+
+    Keeps each admitted case's figures, which the staged row carries into the split files'
+    manifest, and counts what it refused.
+    """
+
+    def __init__(self, report: Callable[[str], None] | None = None) -> None:
+        self.figures: dict[str, dict[str, Any]] = {}
+        self.refused: list[str] = []
+        self.report = report
+
+    def __call__(self, pair: TrustedPair) -> bool:
+        from speedproof.corpus.adequacy_audit import check_case
+
+        result = check_case(pair.case)
+        if not result.passed:
+            self.refused.append(f"{pair.case.id}: {'; '.join(result.shortfalls)}")
+            if self.report is not None:
+                self.report(f"redrawn {pair.case.template}: {result.shortfalls[0]}")
+            return False
+        first = result.draws[0]
+        self.figures[pair.case.id] = {
+            "kill_rate": round(first.kill_rate, 4),
+            "killed": result.killed,
+            "live_mutants": result.live,
+            "distinct_outputs": first.distinct_outputs,
+            "top_output_share": round(first.top_output_share, 4),
+            "hit_share": None if first.hit_share is None else round(first.hit_share, 4),
+        }
+        return True
+
+
 def stage(
-    config: GenerationConfig, cache: VerificationCache, progress: Progress | None = None
+    config: GenerationConfig,
+    cache: VerificationCache,
+    progress: Progress | None = None,
+    gate: AdequacyGate | None = None,
 ) -> tuple[list[StagedRow], VerifyStats]:
-    """Build and verify every pair of the configured corpus."""
-    return verify_pairs(build_pairs(config), config, cache, progress)
+    """Build every pair of the configured corpus through the adequacy gate, then verify each."""
+    gate = gate or AdequacyGate()
+    rows, stats = verify_pairs(build_pairs(config, gate), config, cache, progress)
+    staged = [
+        StagedRow(row.split, row.case, {**row.verification, "adequacy": gate.figures[row.case.id]})
+        for row in rows
+    ]
+    return staged, stats

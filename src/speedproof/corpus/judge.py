@@ -68,6 +68,7 @@ class Judged:
     verifier_digest: str
     ref_ir: int | None = None
     cand_ir: int | None = None
+    seed: int | None = None
 
 
 def has_patch(text: str) -> bool:
@@ -88,20 +89,30 @@ def category_of(status: str, reference: str, candidate: str | None) -> Category:
     return category
 
 
-def judge_answer(case: Case, answer: str) -> Judged:
-    """Verify `answer` as a patch to the case's reference and categorise the outcome."""
+def judge_answer(case: Case, answer: str, seed: int | None = None) -> Judged:
+    """Verify `answer` as a patch to the case's reference and categorise the outcome.
+
+    `seed` draws the random and benchmark inputs (fresh when None); the verdict keeps it so that
+    a reward can be reproduced, on the trusted side only.
+    """
     from speedproof.functions.patches import apply_patch
     from speedproof.functions.verify import verifier_digest, verify_patch
 
     if not has_patch(answer):
         return Judged(
-            "formatting", "no_patch", 0.0, "no patch block in the answer", None, verifier_digest()
+            "formatting",
+            "no_patch",
+            0.0,
+            "no patch block in the answer",
+            None,
+            verifier_digest(),
+            seed=seed,
         )
     try:
         candidate: str | None = apply_patch(case.reference_source, answer)
     except PatchError:
         candidate = None
-    result = verify_patch(case, answer)
+    result = verify_patch(case, answer, seed=seed)
     return Judged(
         category=category_of(result.status, case.reference_source, candidate),
         status=result.status,
@@ -111,4 +122,5 @@ def judge_answer(case: Case, answer: str) -> Judged:
         verifier_digest=result.verifier_digest,
         ref_ir=result.ref_ir,
         cand_ir=result.cand_ir,
+        seed=seed,
     )

@@ -9,6 +9,7 @@ memorise "m = 421 means modulo" from training and meet 421 again in evaluation).
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Literal
 
 SplitName = Literal["train", "dev", "frozen_seen", "frozen_heldout"]
@@ -39,3 +40,8 @@ def draw(rng: random.Random, lo: int, hi: int, split: SplitName) -> int:
     """One literal from `split`'s band of `[lo, hi]`."""
     band_lo, band_hi = band(lo, hi, split)
     return rng.randint(band_lo, band_hi)
+
+
+# The corpus the `fn` commands use when none is named: the newest frozen one in the repository
+# (v1 is kept readable and marked superseded).
+DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "v2"

@@ -5,7 +5,8 @@ Layout of a corpus folder:
   generation.json   the generation settings (seed, sizes, verifier settings)
   <split>.jsonl     one `Case` per line, for train, dev, frozen_seen, frozen_heldout
   manifest.json     SHA-256 of each split file, counts, families, templates, allowed and
-                    forbidden uses of each split
+                    forbidden uses of each split, kill rates per family
+  adequacy.jsonl    each case's adequacy figures as measured when it was admitted
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ from speedproof.functions.case import Case
 MANIFEST = "manifest.json"
 STAGING = "staging.jsonl"
 GENERATION = "generation.json"
-FORMAT = "speedproof-fn-corpus/1"
+# Per case: mutation kill rate, live and killed mutants, distinct outputs, top share, hit share.
+ADEQUACY = "adequacy.jsonl"
+# Format 2 (corpus v2): benchmark inputs are specs drawn per verification, and every case has
+# passed the adequacy bar. Format 1 (corpus v1, fixed benchmark inputs) stays readable.
+FORMAT = "speedproof-fn-corpus/2"
+FORMATS = frozenset({"speedproof-fn-corpus/1", FORMAT})
 
 USES: dict[SplitName, dict[str, list[str]]] = {
     "train": {
@@ -63,7 +69,10 @@ def split_path(folder: Path, split: str) -> Path:
     return folder / f"{split}.jsonl"
 
 
-def write_staging(folder: Path, rows: Sequence[StagedRow], config: GenerationConfig) -> None:
+def write_staging(
+    folder: Path, rows: Sequence[StagedRow], config: GenerationConfig, redrawn: int = 0
+) -> None:
+    """The verified rows and the settings; `redrawn` counts drafts the adequacy bar refused."""
     folder.mkdir(parents=True, exist_ok=True)
     write_rows(folder / STAGING, [row.to_json() for row in rows])
     settings = {
@@ -71,6 +80,7 @@ def write_staging(folder: Path, rows: Sequence[StagedRow], config: GenerationCon
         "sizes": dict(config.sizes),
         "random_count": config.random_count,
         "runs": config.runs,
+        "redrawn_below_adequacy_bar": redrawn,
     }
     (folder / GENERATION).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
 
@@ -118,9 +128,38 @@ def write_splits(folder: Path) -> dict[str, Any]:
         "generation": settings,
         "verifier_digests": sorted(digests),
         "splits": splits,
+        "adequacy": adequacy_summary(rows),
     }
+    figures = [
+        {"case_id": row.case.id, "family": row.case.family, **row.verification["adequacy"]}
+        for row in rows
+        if row.verification.get("adequacy")
+    ]
+    if figures:
+        write_rows(folder / ADEQUACY, figures)
+        manifest["adequacy_file"] = {"file": ADEQUACY, "sha256": sha256_file(folder / ADEQUACY)}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
+
+
+def adequacy_summary(rows: Sequence[StagedRow]) -> dict[str, dict[str, Any]]:
+    """Per family: cases, mutants killed of those not presumed equivalent, the kill rate."""
+    families: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        figures = row.verification.get("adequacy")
+        if not figures:
+            continue
+        entry = families.setdefault(
+            row.case.family, {"cases": 0, "killed": 0, "live_mutants": 0, "lowest_kill_rate": 1.0}
+        )
+        entry["cases"] += 1
+        entry["killed"] += figures["killed"]
+        entry["live_mutants"] += figures["live_mutants"]
+        entry["lowest_kill_rate"] = min(entry["lowest_kill_rate"], figures["kill_rate"])
+    for entry in families.values():
+        live = entry["live_mutants"]
+        entry["kill_rate"] = round(entry["killed"] / live, 4) if live else 1.0
+    return dict(sorted(families.items()))
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
@@ -129,9 +168,17 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
         raise CorpusError(f"cannot read corpus manifest {path}: {err}") from err
-    if manifest.get("format") != FORMAT:
-        raise CorpusError(f"{path}: format is {manifest.get('format')!r}, expected {FORMAT!r}")
+    if manifest.get("format") not in FORMATS:
+        raise CorpusError(
+            f"{path}: format is {manifest.get('format')!r}, expected one of {sorted(FORMATS)}"
+        )
     return manifest
+
+
+def superseded_by(folder: Path) -> str | None:
+    """The corpus that replaces this one, when its manifest says so (v1 says v2)."""
+    value = read_manifest(folder).get("superseded_by")
+    return str(value) if value else None
 
 
 def load_cases(path: Path) -> list[Case]:

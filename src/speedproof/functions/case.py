@@ -14,6 +14,7 @@ import copy
 import hashlib
 import math
 import random
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal, Self
 
@@ -40,14 +41,21 @@ class IntSpec(BaseModel):
         return self
 
 
+Scale = Literal["uniform", "log"]
+"""How a length is drawn: uniformly, or log-uniformly so that short, middling and long inputs are
+all common (lengths 0–400 drawn uniformly are under 40 only one time in ten; log-uniformly, about
+six times in ten, while a tenth still exceed 220)."""
+
+
 class StrSpec(BaseModel):
-    """A string of uniformly drawn length whose characters come from `alphabet`."""
+    """A string whose length is drawn on `scale` and whose characters come from `alphabet`."""
 
     model_config = _STRICT
     kind: Literal["str"]
     alphabet: str
     min_len: int = Field(ge=0)
     max_len: int = Field(ge=0)
+    scale: Scale = "uniform"
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:
@@ -59,13 +67,14 @@ class StrSpec(BaseModel):
 
 
 class ListSpec(BaseModel):
-    """A list of uniformly drawn length whose items follow `item`."""
+    """A list whose length is drawn on `scale` and whose items follow `item`."""
 
     model_config = _STRICT
     kind: Literal["list"]
     item: Spec
     min_len: int = Field(ge=0)
     max_len: int = Field(ge=0)
+    scale: Scale = "uniform"
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:
@@ -104,10 +113,22 @@ TupleSpec.model_rebuild()
 
 
 class InputSpec(BaseModel):
-    """One random input is a list of positional arguments, the i-th drawn from `args[i]`."""
+    """One random input is a list of positional arguments, the i-th drawn from `args[i]`.
+
+    With `mix`, each input first picks one of the listed specs uniformly and draws from it: a
+    family states several value bands (say, dense keys where hits are common and sparse ones
+    where they are rare) so that every branch of the reference is taken on a known share.
+    """
 
     model_config = _STRICT
-    args: list[Spec]
+    args: list[Spec] = Field(default_factory=list)
+    mix: list[InputSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        if self.mix and self.args:
+            raise ValueError("an input spec has either args or mix, not both")
+        return self
 
 
 class Case(BaseModel):
@@ -120,12 +141,18 @@ class Case(BaseModel):
     function_name: str = "solve"
     reference_source: str
     edge_inputs: list[list[Json]]
-    benchmark_inputs: list[list[Json]] = Field(min_length=1)
+    benchmark_inputs: list[list[Json]] = Field(default_factory=list)
+    benchmark_specs: list[InputSpec] = Field(default_factory=list)
     input_spec: InputSpec
     ast_hash: str
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
+        if bool(self.benchmark_inputs) == bool(self.benchmark_specs):
+            raise ValueError(
+                f"case {self.id!r} needs exactly one of benchmark_inputs (fixed, corpus v1) and "
+                "benchmark_specs (drawn afresh from each verification's seed)"
+            )
         for args in [*self.edge_inputs, *self.benchmark_inputs]:
             _require_finite(list(args), f"case {self.id!r} inputs")
         expected = ast_hash(self.reference_source)
@@ -174,24 +201,87 @@ def _require_finite(value: Json, where: str) -> None:
 # --- random inputs ------------------------------------------------------------------------------
 
 
+def _length(spec: StrSpec | ListSpec, rng: random.Random) -> int:
+    if spec.scale == "uniform" or spec.min_len == spec.max_len:
+        return rng.randint(spec.min_len, spec.max_len)
+    # Log-uniform over [min_len + 1, max_len + 2), floored and shifted back by one, so that both
+    # 0 and max_len stay reachable.
+    low, high = math.log(spec.min_len + 1), math.log(spec.max_len + 2)
+    return min(spec.max_len, max(spec.min_len, int(math.exp(rng.uniform(low, high))) - 1))
+
+
 def _draw(spec: IntSpec | StrSpec | ListSpec | TupleSpec | ChoiceSpec, rng: random.Random) -> Json:
     if isinstance(spec, IntSpec):
         return rng.randint(spec.lo, spec.hi)
     if isinstance(spec, StrSpec):
-        length = rng.randint(spec.min_len, spec.max_len)
+        length = _length(spec, rng)
         return "".join(rng.choice(spec.alphabet) for _ in range(length))
     if isinstance(spec, ListSpec):
-        length = rng.randint(spec.min_len, spec.max_len)
+        length = _length(spec, rng)
         return [_draw(spec.item, rng) for _ in range(length)]
     if isinstance(spec, TupleSpec):
         return [_draw(item, rng) for item in spec.items]
     return copy.deepcopy(rng.choice(spec.values))
 
 
+def draw_input(spec: InputSpec, rng: random.Random) -> list[Json]:
+    """One argument list: from a uniformly chosen `mix` entry when the spec has one."""
+    if spec.mix:
+        return draw_input(rng.choice(spec.mix), rng)
+    return [_draw(arg, rng) for arg in spec.args]
+
+
 def generate_inputs(spec: InputSpec, seed: int, count: int) -> list[list[Json]]:
     """`count` random inputs (argument lists), the same for the same seed on every machine."""
     rng = random.Random(seed)
-    return [[_draw(arg, rng) for arg in spec.args] for _ in range(count)]
+    return [draw_input(spec, rng) for _ in range(count)]
+
+
+def benchmark_draws(case: Case, seed: int) -> list[list[Json]]:
+    """The benchmark inputs of one verification.
+
+    A v1 case has fixed ones; a v2 case draws them from its specs with a stream of its own per
+    seed, so that no two verifications share them (they cannot be memorised) while one seed
+    always gives the same inputs and therefore the same reward.
+    """
+    if case.benchmark_inputs:
+        return copy.deepcopy(case.benchmark_inputs)
+    return [
+        draw_input(spec, random.Random(f"benchmark:{seed}:{index}"))
+        for index, spec in enumerate(case.benchmark_specs)
+    ]
+
+
+@dataclass(frozen=True)
+class VerificationInputs:
+    """Every input of one verification, in order, with the class each belongs to."""
+
+    values: list[list[Json]]
+    classes: list[InputClass]
+    benchmark: slice
+
+
+InputClass = Literal["edge", "random", "benchmark"]
+
+
+def verification_inputs(case: Case, seed: int, random_count: int) -> VerificationInputs:
+    """What the verifier checks for one seed: edge, then random, then benchmark inputs.
+
+    The one place that decides it, so that the corpus audit measures the inputs the verifier
+    really uses.
+    """
+    groups: list[tuple[InputClass, list[list[Json]]]] = [
+        ("edge", copy.deepcopy(case.edge_inputs)),
+        ("random", generate_inputs(case.input_spec, seed, random_count)),
+        ("benchmark", benchmark_draws(case, seed)),
+    ]
+    values: list[list[Json]] = []
+    classes: list[InputClass] = []
+    for name, group in groups:
+        values += group
+        classes += [name] * len(group)
+    start = len(values) - len(groups[-1][1])
+    return VerificationInputs(values, classes, slice(start, len(values)))
 
 
 # --- normalised source hash ---------------------------------------------------------------------
@@ -298,8 +388,9 @@ def make_case(
     template: str,
     reference_source: str,
     edge_inputs: list[list[Json]],
-    benchmark_inputs: list[list[Json]],
     input_spec: InputSpec,
+    benchmark_inputs: list[list[Json]] | None = None,
+    benchmark_specs: list[InputSpec] | None = None,
     function_name: str = "solve",
 ) -> Case:
     """Build a case, computing `ast_hash` from the reference source."""
@@ -310,7 +401,8 @@ def make_case(
         function_name=function_name,
         reference_source=reference_source,
         edge_inputs=edge_inputs,
-        benchmark_inputs=benchmark_inputs,
+        benchmark_inputs=benchmark_inputs or [],
+        benchmark_specs=benchmark_specs or [],
         input_spec=input_spec,
         ast_hash=ast_hash(reference_source),
     )

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from speedproof.cli_errors import fail
 from speedproof.functions.case import load_case
 from speedproof.functions.verify import VerifyResult, verify_candidate, verify_patch
 
@@ -80,8 +81,8 @@ def verify_command(
         loaded = load_case(case)
         text = candidate.read_text(encoding="utf-8")
     except (OSError, ValidationError, ValueError) as exc:
-        console.print(f"[bold magenta]cannot read input:[/] {exc}")
-        raise typer.Exit(EXIT_INFRASTRUCTURE) from exc
+        kind = type(exc).__name__
+        raise fail(f"cannot read input: {exc}", as_json=json_output, kind=kind) from exc
     if candidate.suffix == ".py":
         result = verify_candidate(loaded, text, seed=seed, random_count=random, runs=runs)
     else:

@@ -128,7 +128,7 @@ def measure_many(
     """Measure every spec `runs` times in both modes, all runs in parallel.
 
     `cache[i]` true keeps spec i's measurement for this process (the verifier caches the
-    reference, whose counts depend only on the case, the seed-free benchmark inputs and the
+    reference, whose counts depend only on the case, the benchmark inputs of one seed and the
     verifier). Raises SandboxUnavailable or MeasurementError for infrastructure failures.
     """
     limits = limits or Limits()

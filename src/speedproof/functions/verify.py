@@ -6,8 +6,9 @@ arguments after the call → Cachegrind on the benchmark inputs, measured and ca
 `runs` times, counts identical and outputs repeated → reward `log(ref_Ir / cand_Ir)` on
 function-only counts.
 
-A detail names the input class and index ("random input 17"), never an input, an output or the
-seed: results are shown to models, and hidden inputs must stay hidden.
+A detail names the input class only ("output differs on a random input"), never an index, a
+size, an input, an output or the seed: results are shown to models, and hidden inputs must stay
+hidden. Benchmark inputs of a v2 case are drawn from the seed too, so none can be memorised.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from speedproof.errors import InfrastructureError, PatchError
-from speedproof.functions.case import Case, Json, generate_inputs
+from speedproof.functions.case import Case, Json, verification_inputs
 from speedproof.functions.jobs import HarnessRun, InputResult, job_document, run_harness
 from speedproof.functions.measure import Measurement, MeasureSpec, measure_many
 from speedproof.functions.patches import apply_patch
@@ -118,7 +119,7 @@ def verifier_digest() -> str:
 
 @dataclass(frozen=True)
 class _Inputs:
-    """All inputs of one evaluation in order, and the class/index name of each."""
+    """All inputs of one evaluation in order, and the class name of each."""
 
     values: list[list[Json]]
     labels: list[str]
@@ -126,16 +127,11 @@ class _Inputs:
 
 
 def _inputs(case: Case, seed: int, random_count: int) -> _Inputs:
-    random_inputs = generate_inputs(case.input_spec, seed, random_count)
-    groups = [("edge", case.edge_inputs), ("random", random_inputs)]
-    groups.append(("benchmark", case.benchmark_inputs))
-    values: list[list[Json]] = []
-    labels: list[str] = []
-    for name, group in groups:
-        values += group
-        labels += [f"{name} input {index}" for index in range(len(group))]
-    start = len(values) - len(case.benchmark_inputs)
-    return _Inputs(values, labels, slice(start, len(values)))
+    # A label names the class only: an index or a size would let a policy that sees its
+    # failures probe one hidden input at a time.
+    drawn = verification_inputs(case, seed, random_count)
+    labels = [f"{'an' if name == 'edge' else 'a'} {name} input" for name in drawn.classes]
+    return _Inputs(drawn.values, labels, drawn.benchmark)
 
 
 class _Verdict(Exception):

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from speedproof.errors import InfrastructureError
+from speedproof.sandbox import build_env
 from speedproof.toolchains.base import BAD, TestRun, Toolchain, Tree
 from speedproof.workspace.gitcmd import git_ok
 
@@ -55,7 +56,14 @@ Rerun = Callable[[list[str]], TestRun]
 # more than a suite run, and a patch that breaks 25 tests is broken, not unlucky.
 MAX_RECHECK = 25
 # Bumped whenever the cached file's meaning changes, so an old cache is never misread.
-CACHE_FORMAT = 2
+# 3: the key covers the interpreter's installed packages and the allowed environment's values.
+CACHE_FORMAT = 3
+# A baseline failing more than this share of its collected tests is refused unless
+# `[tests] allow_failing_baseline`. A suite kept green fails none or a few known bugs; the stale
+# record that hid 5 broken tests failed 400, its dependency missing. Past one test in five the
+# failures are the environment's (a dependency or a service missing), not known bugs, and a
+# candidate's break among them would never be seen (the gate charges only baseline passes).
+BASELINE_FAILING_SHARE = 0.2
 # A candidate that collects fewer than half the tests the baseline collected (leaving aside the
 # baseline's tests in modules that fail to collect on the candidate) has lost tests to something
 # other than a broken import.
@@ -324,7 +332,10 @@ def baseline_cache_key(toolchain: Toolchain, revision: str) -> str:
         # and what the sandbox lets through, change outcomes as much as the tests table does.
         "target": manifest.target.model_dump(mode="json"),
         "sandbox": manifest.sandbox.model_dump(mode="json"),
+        # Interpreter path and version, its installed packages' digest, the Go toolchain.
         "versions": toolchain.versions(),
+        # The allowed variables' values, not only their names (hashed: the key alone is stored).
+        "env": build_env(manifest.sandbox.env_allow),
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
@@ -365,13 +376,55 @@ def run_baseline_tests(
         raise InfrastructureError(f"the baseline worktree is at {head}, not at {revision}")
     key = baseline_cache_key(toolchain, revision)
     path = cache_dir / "baseline-tests" / f"{revision}-{key[:16]}.json"
+    allowed = toolchain.manifest.tests.allow_failing_baseline
     cached = _read_cache(path, key)
     if cached is not None:
+        _require_healthy(cached, allowed=allowed)
         return cached
     run = toolchain.run_tests(tree)
     require_baseline_ran(run)
+    _require_healthy(run, allowed=allowed)
     _write_cache(path, key, revision, run)
     return run
+
+
+def collection_errors(run: TestRun) -> tuple[str, ...]:
+    """What failed before any test ran: pytest modules that failed to collect (an id with no
+    `::`, from a runner that counts what it collects) and Go packages that failed to build."""
+    return tuple(
+        i
+        for i in run.ids("error")
+        if (run.collected is not None and "::" not in i) or i.endswith("/[build failed]")
+    )
+
+
+def baseline_health(run: TestRun) -> str | None:
+    """Why a baseline that ran is too broken to judge against, in words, or None."""
+    broken = collection_errors(run)
+    failing = [i for i in run.ids("failed", "error") if i not in broken]
+    total = run.collected if run.collected is not None else len(run.outcomes) - len(broken)
+    too_many = len(failing) > BASELINE_FAILING_SHARE * max(total, 1)
+    if not broken and not too_many:
+        return None
+    said = []
+    if broken:
+        said.append(f"{len(broken)} failed to collect ({_names(broken)})")
+    share = f"{len(failing)} of {total} collected tests fail"
+    if too_many:
+        share += f" (more than {BASELINE_FAILING_SHARE:.0%}; first: {_names(failing[:3])})"
+    said.append(share)
+    return "the baseline's own tests are broken before any patch: " + "; ".join(said)
+
+
+def _require_healthy(run: TestRun, *, allowed: bool) -> None:
+    problem = baseline_health(run)
+    if problem and not allowed:
+        raise InfrastructureError(
+            f"{problem}. A candidate's breaks among these would go unseen. Fix the baseline's "
+            "test environment (install the target's dependencies into the interpreter its tests "
+            "run with, [target] interpreter), or set [tests] allow_failing_baseline = true to "
+            "judge against it anyway"
+        )
 
 
 def rerun_on(toolchain: Toolchain, tree: Tree) -> Rerun:
@@ -401,4 +454,9 @@ def gate_tests(
         rerun_baseline=rerun_on(toolchain, baseline),
         rerun_candidate=rerun_on(toolchain, candidate),
     )
+    problem = baseline_health(base_run)
+    if problem:
+        # Allowed by the manifest (or the run would have been refused): said first, loudly.
+        warning = f"WARNING: {problem}; judged anyway ([tests] allow_failing_baseline = true)"
+        result = replace(result, detail=(warning, *result.detail))
     return result, base_run, cand_run

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Literal
 
 from speedproof.errors import InfrastructureError
@@ -58,18 +60,58 @@ def describe(cpus: frozenset[int] | None) -> str:
 
 @contextlib.contextmanager
 def judge_elsewhere(cpus: frozenset[int] | None) -> Iterator[None]:
-    """Move this process off `cpus` for the duration, when any other CPU is left for it.
+    """Move every thread of this process off `cpus` for the duration, when any other CPU is
+    left for it, and give each thread its own mask back afterwards.
 
     The judge checks each run's output while the next one starts; on the pinned CPU that work
-    would land in the target's wall time. Threads started inside inherit the narrower mask.
+    would land in the target's wall time. `os.sched_setaffinity(0, …)` moves only the calling
+    thread, so threads started before (the live status line of rich's `console.status`, worker
+    threads) stayed free to run on the pinned CPU; every thread in /proc/self/task is moved
+    instead. Threads started inside inherit the narrower mask from the thread that starts them.
     """
     own = available_cpus()
     rest = own - cpus if cpus is not None else frozenset()
     if not rest:
         yield
         return
-    os.sched_setaffinity(0, rest)
+    earlier = _set_every_thread(lambda tid: rest)
     try:
         yield
     finally:
-        os.sched_setaffinity(0, own)
+        _set_every_thread(lambda tid: earlier.get(tid, own))
+
+
+def _thread_ids(tasks: Path = Path("/proc/self/task")) -> list[int]:
+    return [int(entry.name) for entry in tasks.iterdir() if entry.name.isdigit()]
+
+
+def _set_every_thread(mask_for: Callable[[int], frozenset[int]]) -> dict[int, frozenset[int]]:
+    """Give every thread of this process the mask `mask_for(tid)`; returns the masks they had.
+
+    The calling thread goes first, so that threads it starts from now on inherit the new mask.
+    A thread started by another thread between listing and moving inherits the old mask and
+    shows up on the next pass; the passes end when one finds every thread already right. A
+    thread that ends meanwhile is skipped.
+    """
+    earlier: dict[int, frozenset[int]] = {}
+    _set_thread(threading.get_native_id(), mask_for, earlier)
+    while True:
+        changed = [tid for tid in _thread_ids() if _set_thread(tid, mask_for, earlier)]
+        if not changed:
+            return earlier
+
+
+def _set_thread(
+    tid: int, mask_for: Callable[[int], frozenset[int]], earlier: dict[int, frozenset[int]]
+) -> bool:
+    """Give thread `tid` its mask, remembering the first one it had; True when it changed."""
+    try:
+        had = frozenset(os.sched_getaffinity(tid))
+        earlier.setdefault(tid, had)
+        wanted = mask_for(tid)
+        if had == wanted:
+            return False
+        os.sched_setaffinity(tid, wanted)
+    except ProcessLookupError:
+        return False
+    return True

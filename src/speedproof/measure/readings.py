@@ -6,7 +6,12 @@ metric, Holm's correction across the workloads, so that the chance that ANY work
 significant change stays at the look's level however many workloads the manifest declares.
 
 The reported lane's metrics (whatever a benchmark prints) are compared unpaired
-(`stats.compare`): such a metric may be 0 (a success rate), and a log ratio of 0 does not exist.
+(`stats.welch_compare`): such a metric may be 0 (a success rate), and a log ratio of 0 does not
+exist. They are tested at the same level as the timed lane (the manifest's alpha: a reported
+target's schedule is one look, `Schedule.fixed(repeats, alpha)`) and go through the same Holm
+correction within each metric, so for every tested reading `significant` is exactly "the
+Holm-adjusted p (`p_holm` in `extra`) is below alpha", and `p_value` is the p of the one test
+that decided it.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import replace
 from speedproof.evidence import Comparison, exact_comparison
 from speedproof.manifest import Manifest
 from speedproof.measure.runner import METRICS, Metric, PairSeries
-from speedproof.stats import compare, holm, paired_compare
+from speedproof.stats import holm, paired_compare, welch_compare
 
 TIMED_METRICS: tuple[Metric, ...] = METRICS
 
@@ -42,11 +47,18 @@ def series_comparisons(
 
 
 def reported_comparisons(
-    series: PairSeries, *, tier: str, limits: Mapping[str, float], lower: Mapping[str, bool]
+    series: PairSeries,
+    *,
+    tier: str,
+    limits: Mapping[str, float],
+    lower: Mapping[str, bool],
+    alpha: float,
 ) -> list[Comparison]:
-    """Each reported metric of one workload, unpaired (a reported metric may be 0)."""
-    return [
-        compare(
+    """Each reported metric of one workload, unpaired (a reported metric may be 0), by Welch's
+    t at `alpha`; the limit is kept in `extra` so that Holm can recompute `supported`."""
+    found = []
+    for metric in lower:
+        c = welch_compare(
             series.values("baseline", metric),
             series.values("candidate", metric),
             workload=series.workload,
@@ -55,9 +67,10 @@ def reported_comparisons(
             limit_pct=limits[metric],
             lower_is_better=lower[metric],
             lane="reported",
+            alpha=alpha,
         )
-        for metric in lower
-    ]
+        found.append(replace(c, extra=(*c.extra, ("limit_pct", limits[metric]))))
+    return found
 
 
 def holm_within_metrics(comparisons: Sequence[Comparison], alpha: float) -> list[Comparison]:
@@ -78,14 +91,17 @@ def holm_within_metrics(comparisons: Sequence[Comparison], alpha: float) -> list
     return adjusted
 
 
-def _family(c: Comparison) -> tuple[str, bool]:
-    """Holm families: one metric, and holdout workloads apart from the others.
+def _family(c: Comparison) -> tuple[str, str, bool]:
+    """Holm families: one metric of one lane, and holdout workloads apart from the others.
+
+    The lane is part of the key because a reported metric's name is the benchmark's own and
+    may be a timed metric's too (`wall`); the two are different measurements.
 
     Holdout workloads are measured only once an accept stands, to catch a regression; their
     readings must not dilute the representative family the accept rests on (three workloads
     instead of two would triple the smallest p instead of doubling it).
     """
-    return c.metric, c.tier == "holdout"
+    return c.lane, c.metric, c.tier == "holdout"
 
 
 def _with_holm(c: Comparison, p_holm: float, alpha: float) -> Comparison:
@@ -109,24 +125,24 @@ def lane_comparisons(
     tiers: Mapping[str, str],
     alpha: float,
 ) -> list[Comparison]:
-    """Every reading of every measured workload at level `alpha`, Holm within each metric."""
+    """Every reading of every measured workload at level `alpha`, Holm within each metric of
+    each lane (timed and reported alike)."""
     rules = manifest.rules()
-    timed: list[Comparison] = []
+    tested: list[Comparison] = []
     for workload_id, series in measured.items():
         for c in series_comparisons(
             series, tier=tiers[workload_id], limit_pct=rules.limit_for("wall"), alpha=alpha
         ):
-            timed.append(replace(c, extra=(*c.extra, ("limit_pct", rules.limit_for(c.metric)))))
-    found = holm_within_metrics(timed, alpha)
+            tested.append(replace(c, extra=(*c.extra, ("limit_pct", rules.limit_for(c.metric)))))
     reported = manifest.reported
     if reported is not None:
         lower = {name: d == "lower" for name, d in reported.directions().items()}
         limits = {name: rules.limit_for(name) for name in lower}
         for workload_id, series in measured.items():
-            found += reported_comparisons(
-                series, tier=tiers[workload_id], limits=limits, lower=lower
+            tested += reported_comparisons(
+                series, tier=tiers[workload_id], limits=limits, lower=lower, alpha=alpha
             )
-    return found
+    return holm_within_metrics(tested, alpha)
 
 
 def size_comparison(baseline: int, candidate: int) -> Comparison:

@@ -1,11 +1,14 @@
 """The timed lane: baseline and candidate measured in interleaved, counterbalanced pairs.
 
-One series is: the 1-minute load average; `warmup` discarded runs a side (baseline first); then
-`pairs` pairs in ABBA order, pair 0 baseline-then-candidate, pair 1 candidate-then-baseline, and
-so on, so that a drift in the machine (a warming cache, a throttling CPU, a neighbour starting)
-lands on both sides equally; then the load average again. Every run, warm-ups included, is
-checked against the behaviour gate's reference before the next one starts: a candidate whose
-output changes on its 17th run is caught, recorded as a `Mismatch`, and the series stops.
+One series is: the load averages and the CPU pressure-stall counter; `warmup` discarded runs a
+side (baseline first); then `pairs` pairs in ABBA order, pair 0 baseline-then-candidate, pair 1
+candidate-then-baseline, and so on, so that a drift in the machine (a warming cache, a
+throttling CPU, a neighbour starting) lands on both sides equally; then both readings again.
+Every run, warm-ups included, is checked against the behaviour gate's reference before the
+next one starts: a candidate whose output changes on its 17th run is caught, recorded as a
+`Mismatch`, and the series stops. A baseline run that mismatches, crashes, times out or drops
+its metrics is the baseline's fault, not the candidate's (`PairSeries.baseline_fault`): the
+caller stops the judgement with `measurement_fault`, an infrastructure error.
 
 The timed region is `run_process` alone: removing stale output files, fingerprinting and the
 `on_sample` callback happen between runs, outside the clock. See docs/adr/0003-timed-lane.md.
@@ -33,10 +36,12 @@ import random
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Literal, Protocol
 
+from speedproof.errors import InfrastructureError
 from speedproof.manifest import Policy, Workload
-from speedproof.measure.environment import LoadSnapshot, load_snapshot
+from speedproof.measure.environment import PRESSURE_CPU, LoadSnapshot, load_snapshot
 from speedproof.measure.pinning import judge_elsewhere
 from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.reported import MetricsError, parse_metrics
@@ -205,6 +210,26 @@ class PairSeries:
         """True when every run finished and matched the reference."""
         return not self.failures and not self.mismatches
 
+    @property
+    def baseline_fault(self) -> str | None:
+        """What a baseline run of this series did wrong, in words; None when it did nothing.
+
+        The baseline passed the behaviour gate, so a later baseline run that crashes, times
+        out, drops its metrics or differs from its own reference says the baseline or the
+        machine is less reliable than the gate's runs showed. None of that is the candidate's.
+        """
+        for failure in self.failures:
+            if failure.side == "baseline":
+                return failure.message
+        for mismatch in self.mismatches:
+            if mismatch.side == "baseline":
+                where = "warm-up" if mismatch.pair_index < 0 else f"pair {mismatch.pair_index}"
+                return (
+                    f"a baseline run ({where}, series {mismatch.series}) differed from its "
+                    "behaviour-gate reference: " + "; ".join(mismatch.differences)
+                )
+        return None
+
     def complete_pairs(self) -> list[tuple[Sample, Sample]]:
         """(baseline, candidate) for every good pair, in run order.
 
@@ -250,6 +275,21 @@ class PairSeries:
             loads=self.loads + other.loads,
             timeouts_s=self.timeouts_s + other.timeouts_s,
         )
+
+
+def measurement_fault(workload: str, fault: str) -> InfrastructureError:
+    """The error a baseline's fault while measured becomes: a judgement without a verdict.
+
+    Never a rejection, so a campaign does not count it among the candidate's failures (the
+    judgement ends unfinished and a resumed campaign judges the candidate again).
+    """
+    return InfrastructureError(
+        f"infrastructure fault on workload {workload!r}, not the candidate's: {fault}. The "
+        "baseline passed the behaviour gate, so the baseline or the machine is less reliable "
+        "than its gate runs showed; no verdict was given. Make the baseline repeat itself (a "
+        "[behaviour] normalise rule for output that varies) or quieten the machine, then judge "
+        "again."
+    )
 
 
 def run_invocation(
@@ -406,15 +446,17 @@ def measure_pairs(
     on_sample: Callable[[Sample], None] | None = None,
     round_: Round | None = None,
     metrics: Sequence[str] = (),
+    pressure: Path = PRESSURE_CPU,
 ) -> PairSeries:
     """Warm up each side, then measure `pairs` ABBA pairs; stops at the first timeout, crash or
-    mismatch, which the returned series names."""
+    mismatch, which the returned series names. `pressure` is the kernel's CPU pressure file
+    read at both ends (`environment.load_snapshot`)."""
     where = round_ or Round(warmup=warmup)
     if baseline.workload.id != candidate.workload.id:
         raise ValueError("baseline and candidate must run the same workload")
     if pairs < 1 or where.warmup < 0:
         raise ValueError(f"need pairs >= 1 and warmup >= 0, got {pairs} and {where.warmup}")
-    before = load_snapshot()
+    before = load_snapshot(pressure)
     recorder = _Recorder(
         sandbox,
         check,
@@ -441,6 +483,6 @@ def measure_pairs(
         warmups=tuple(recorder.warmups),
         mismatches=tuple(recorder.mismatches),
         failures=tuple(recorder.failures),
-        loads=(LoadWindow(before=before, after=load_snapshot()),),
+        loads=(LoadWindow(before=before, after=load_snapshot(pressure)),),
         timeouts_s=(limit,),
     )

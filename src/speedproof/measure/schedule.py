@@ -5,9 +5,15 @@ computed at the look's share of the error budget (`Schedule.alpha_at`, docs/adr/
 across workloads within each metric, and `policy.keep_measuring` says whether another round can
 still change the verdict. The hard maximum (`max_pairs`) ends what is undecided as inconclusive.
 
-A round measured while the machine was contended (the load rule of `measure.environment`) is
-measured again, once per candidate; the contended round's samples stay in the ledger but not in
-the analysis, and a second contended round is kept and flagged in the verdict's notes.
+A baseline run that fails or differs from its reference in any round (holdout and twin rounds
+included) ends the measurement with an infrastructure error (`runner.measurement_fault`), after
+the round's `measure:` gate is recorded: the fault is not the candidate's, so it never becomes
+a reason of the verdict.
+
+A round measured while the machine was contended (the CPU stall rule of `measure.environment`,
+or its load-average fallback) is measured again, once per candidate; the contended round's
+samples stay in the ledger but not in the analysis, and a second contended round is kept and
+flagged in the verdict's notes. Each round's `measure:` gate records its stall share.
 
 The judge and `speedproof calibrate` both measure through `SequentialMeasurement`, so the
 figures calibrate reports are the figures of the rule the judge applies.
@@ -18,12 +24,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from speedproof.evidence import TWIN_SUFFIX, Comparison, Evidence
 from speedproof.gates.behaviour import Visible, as_built
 from speedproof.manifest import Manifest, Workload
-from speedproof.measure.environment import measurement_contended
+from speedproof.measure.environment import (
+    PRESSURE_CPU,
+    contention_note,
+    contention_source,
+    measurement_contended,
+    stall_share,
+)
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.resolution import unresolved_win_notes
 from speedproof.measure.runner import (
@@ -33,6 +46,7 @@ from speedproof.measure.runner import (
     Sample,
     TimeoutRule,
     measure_pairs,
+    measurement_fault,
     private_network,
 )
 from speedproof.policy import decide, keep_measuring, streaks
@@ -119,6 +133,8 @@ class SequentialMeasurement:
     # Each side's program as it must run one workload: able to read that workload's unseen
     # inputs (`speedproof.inputs.unseen`). The default runs every workload as built.
     visible: Visible = field(default=as_built, kw_only=True)
+    # The kernel's CPU pressure file, read at both ends of every round (`environment`).
+    pressure: Path = field(default=PRESSURE_CPU, kw_only=True)
 
     def run(self) -> Evidence:
         """Look after look until settled; then the holdout workloads if the verdict accepts."""
@@ -146,6 +162,7 @@ class SequentialMeasurement:
 
     def _round(self, state: Measured, workload: Workload, pairs: int, before: int) -> None:
         series = self._series(state, workload, pairs, before)
+        _note_once(state, series)
         if series.clean and self._contended(series):
             if not state.remeasured:
                 state.remeasured = True
@@ -194,9 +211,13 @@ class SequentialMeasurement:
             on_sample=record,
             round_=where,
             metrics=self._metric_names(),
+            pressure=self.pressure,
         )
         state.limits.setdefault(workload.id, measured.timeouts_s[-1])
         self._report(index, state.look, workload, measured, time.perf_counter() - start)
+        fault = measured.baseline_fault
+        if fault is not None:
+            raise measurement_fault(workload.id, fault)
         return measured
 
     def _metric_names(self) -> tuple[str, ...]:
@@ -215,6 +236,8 @@ class SequentialMeasurement:
             "timeout_s": measured.timeouts_s[-1],
             "load_before": window.before.one,
             "load_after": window.after.one,
+            "cpu_stall_share": stall_share(window.before, window.after),
+            "contention_from": contention_source(window.before, window.after),
             "contended": self._contended(measured),
             "mismatches": [m.describe() for m in measured.mismatches],
         }
@@ -276,9 +299,18 @@ class SequentialMeasurement:
         return replace(self.evidence(state), final=True)
 
 
+def _note_once(state: Measured, series: PairSeries) -> None:
+    """Say once in the verdict's notes when contention could not be read from CPU pressure."""
+    window = series.loads[-1]
+    note = contention_note(window.before, window.after)
+    if note is not None and note not in state.notes:
+        state.notes.append(note)
+
+
 def _contention_notes(contended: dict[str, list[int]]) -> list[str]:
     return [
-        f"workload {workload} was measured on a contended machine (load above the contention "
-        f"threshold) in look(s) {', '.join(str(look) for look in looks)}; its figures are noisier."
+        f"workload {workload} was measured on a contended machine (CPU stall share or, without "
+        f"it, load above the contention threshold) in look(s) "
+        f"{', '.join(str(look) for look in looks)}; its figures are noisier."
         for workload, looks in contended.items()
     ]

@@ -1,7 +1,8 @@
 """Every statistic speedproof computes, in one package, scipy underneath.
 
 - `unpaired`: baseline and candidate as two independent samples, Welch's t and Mann-Whitney U
-  (ADR 0002); still the rule for samples that are not pairs.
+  (ADR 0002); `welch_compare`, Welch's t alone at a given alpha, decides samples that are not
+  pairs (the reported lane).
 - `paired`: the timed lane's ABBA pairs as pairs, per-pair log ratios, a 10 %-trimmed paired t
   and a Wilcoxon signed-rank test that must both agree (ADR 0020, 0026).
 - `sequential`: the alpha-spending schedule that lets the judge measure in rounds and stop
@@ -12,7 +13,15 @@
 
 from speedproof.stats.paired import paired_compare
 from speedproof.stats.sequential import DEFAULT_RHO, Schedule, Step, step
-from speedproof.stats.unpaired import ALPHA, CONFIDENCE, MIN_SAMPLES, T_CUTOFF, compare, holm
+from speedproof.stats.unpaired import (
+    ALPHA,
+    CONFIDENCE,
+    MIN_SAMPLES,
+    T_CUTOFF,
+    compare,
+    holm,
+    welch_compare,
+)
 
 __all__ = [
     "ALPHA",
@@ -26,4 +35,5 @@ __all__ = [
     "holm",
     "paired_compare",
     "step",
+    "welch_compare",
 ]

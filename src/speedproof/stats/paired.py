@@ -54,12 +54,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-from scipy import stats as sps
-from scipy.stats import mstats
-
 from speedproof.evidence import Comparison
 from speedproof.stats.unpaired import MIN_SAMPLES, compare, moments
+
+# scipy and numpy are imported inside the functions that compute (about 1 s of start-up on
+# a 2-core machine, benchmarks/cli_startup.py): `--help` and a guard reject compute nothing.
 
 # Largest number of pairs for which the exact signed-rank distribution is used (no zeros, no
 # tied magnitudes): it covers the sequential schedule's 50 pairs in about half a millisecond.
@@ -199,6 +198,10 @@ def _log_ratios(base: list[float], cand: list[float]) -> _LogRatios:
     # `moments` gives exactly 0 for a constant sample, as `unpaired` does for a constant side:
     # rounding in a two-pass variance would otherwise turn "no change" into an enormous t.
     plain = moments(list(values))
+    import numpy as np
+    from scipy import stats as sps
+    from scipy.stats import mstats
+
     array = np.asarray(values)
     winsorized = moments([float(v) for v in mstats.winsorize(array, limits=(TRIM, TRIM))])
     return _LogRatios(
@@ -224,6 +227,8 @@ def trimmed_standard_error(winsorized_sd: float, n: int) -> float:
 
 
 def _tests(ratios: _LogRatios, alpha: float) -> _PairedTests:
+    from scipy import stats as sps
+
     p_w = _wilcoxon_p(ratios.values) if ratios.sd > 0.0 else _constant_p(ratios.mean)
     plain_t, p_plain = _t_figures(ratios.mean, ratios.sd / math.sqrt(ratios.n), ratios.n - 1)
     h = ratios.kept
@@ -242,6 +247,8 @@ def _t_figures(estimate: float, se: float, df: int) -> tuple[float, float]:
         if estimate == 0.0:
             return 0.0, 1.0
         return math.copysign(math.inf, estimate), 0.0
+    from scipy import stats as sps
+
     t = estimate / se
     return t, float(2.0 * sps.t.sf(abs(t), df))
 
@@ -252,6 +259,9 @@ def _constant_p(mean: float) -> float:
 
 def _wilcoxon_p(values: Sequence[float]) -> float:
     """Two-sided signed-rank p on the log ratios (zeros split, exact where exactness exists)."""
+    import numpy as np
+    from scipy import stats as sps
+
     magnitudes = [abs(v) for v in values]
     plain = 0.0 not in magnitudes and len(set(magnitudes)) == len(magnitudes)
     method: str | sps.PermutationMethod

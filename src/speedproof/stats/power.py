@@ -29,11 +29,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from scipy import optimize
-from scipy import stats as sps
-
 from speedproof.stats.paired import kept_pairs, trimmed_standard_error
 from speedproof.stats.sequential import Schedule
+
+# scipy and numpy are imported inside the functions that compute (about 1 s of start-up on
+# a 2-core machine, benchmarks/cli_startup.py): `--help` and a guard reject compute nothing.
 
 # The share of true wins of the reported size that the last look accepts: nine in ten.
 POWER = 0.9
@@ -52,6 +52,8 @@ class _LastLook:
 
 
 def _last_look(winsorized_sd: float, schedule: Schedule, workloads: int) -> _LastLook:
+    from scipy import stats as sps
+
     n = schedule.max_pairs
     df = kept_pairs(n) - 1
     level = schedule.alpha_at(schedule.looks()) / workloads
@@ -70,6 +72,8 @@ def acceptance_probability(
     d = -math.log1p(-win_pct / 100.0)
     if look.se == 0.0:
         return 1.0
+    from scipy import stats as sps
+
     return float(sps.nct.sf(look.critical, look.df, d / look.se))
 
 
@@ -83,6 +87,9 @@ def resolvable_win_pct(
     """
     _check(winsorized_sd, workloads, power)
     look = _last_look(winsorized_sd, schedule, workloads)
+    from scipy import optimize
+    from scipy import stats as sps
+
     # The non-centrality at which the trimmed t clears its critical value with probability
     # `power`; the normal shortcut critical + z_power is 0.1-0.2 short at 40 kept pairs, which
     # simulated streams found significant 86 % of the time instead of 90 %.

@@ -326,28 +326,60 @@ def probe(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> str:
     return done.stdout.decode(errors="replace").strip()
 
 
+INTERPRETER_FIX = "create the venv or set [target] interpreter"
+
+
+def interpreter_named(written: str, path: str) -> str:
+    """`interpreter '.venv/bin/python' (resolved to /abs/.venv/bin/python)`, for messages."""
+    shown = f"interpreter {written!r}"
+    return shown if written == path else f"{shown} (resolved to {path})"
+
+
+def _named_path(named: str, written: str) -> str:
+    """The executable an absolute (or, before anchoring, relative) path names, checked."""
+    shown = interpreter_named(written, named)
+    if not os.path.isabs(named):
+        raise InfrastructureError(
+            f"{shown} is relative and no manifest file anchors it: give an absolute path"
+        )
+    if os.path.islink(named) and not os.path.exists(named):
+        raise InfrastructureError(
+            f"{shown} is a link to nothing ({os.path.realpath(named)} is gone: the Python the "
+            f"venv was made from was removed or moved); recreate the venv or set [target] "
+            "interpreter"
+        )
+    if not os.path.exists(named):
+        raise InfrastructureError(f"{shown} does not exist; {INTERPRETER_FIX}")
+    if not os.path.isfile(named) or not os.access(named, os.X_OK):
+        raise InfrastructureError(
+            f"{shown} is not an executable file; name the venv's bin/python or set [target] "
+            "interpreter"
+        )
+    return named
+
+
 def resolve_interpreter(manifest: Manifest) -> tuple[Path, str]:
     """The Python that builds and tests: the manifest's `interpreter`, else our own.
 
     Returns the path (symlinks kept: a venv's `bin/python` is what makes it that venv) and where
-    the choice came from, for the ledger.
+    the choice came from, for the ledger. A path the manifest names that is missing, dangling or
+    not executable raises InfrastructureError saying which and how to fix it.
     """
-    named = manifest.target.interpreter
-    if named is None:
+    target = manifest.target
+    named, written = target.interpreter, target.interpreter_written
+    if named is None or written is None:
         if not sys.executable:
             raise InfrastructureError("cannot tell which Python is running speedproof")
         return Path(sys.executable), "speedproof's own interpreter"
-    if os.path.isabs(named):
-        path: str | None = named if os.access(named, os.X_OK) else None
-    elif "/" in named:
+    if "/" in named:
+        return Path(_named_path(named, written)), "the manifest's interpreter"
+    found = shutil.which(named)
+    if found is None:
         raise InfrastructureError(
-            f"interpreter {named!r}: give an absolute path or a name on PATH, not a relative path"
+            f"interpreter {named!r} is not on PATH; install it, give its path (absolute or "
+            "relative to the manifest) or set [target] interpreter"
         )
-    else:
-        path = shutil.which(named)
-    if path is None:
-        raise InfrastructureError(f"the manifest's interpreter {named!r} was not found")
-    return Path(path), "the manifest's interpreter"
+    return Path(found), "the manifest's interpreter"
 
 
 def safe_name(name: str) -> str:

@@ -16,12 +16,14 @@ stops with an exit status other than 0, 1 or 5 did not run, never passed.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import os
 import re
 import uuid
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
 
@@ -37,6 +39,7 @@ from speedproof.toolchains.base import (
     TestRun,
     Tree,
     clip,
+    interpreter_named,
     probe,
     process_log,
     resolve_interpreter,
@@ -69,8 +72,92 @@ def _probe_folders(interpreter: Path) -> tuple[Path, ...]:
         ]
     )
     found = [Path(line).resolve() for line in said.splitlines() if line.strip()]
-    found.append(interpreter.resolve().parent)
+    found += [hop.parent for hop in link_chain(interpreter)]
     return tuple(dict.fromkeys(f for f in found if f.is_dir() and f != Path("/")))
+
+
+# Linux follows at most 40 links resolving one path (MAXSYMLINKS); a longer chain is a loop.
+_MAX_HOPS = 40
+
+
+def link_chain(path: Path) -> list[Path]:
+    """`path` and every link it passes through to the real file, each with its folder resolved.
+
+    A venv's `bin/python` may link to a Python that links on again (`~/bin/python3` -> pyenv's
+    `python3.11`); inside the sandbox each hop must exist or exec fails with ENOENT, so the
+    folder of every hop is shown, not only the last one's.
+    """
+    hops = [Path(path.parent.resolve(), path.name)]
+    while hops[-1].is_symlink() and len(hops) <= _MAX_HOPS:
+        hop = hops[-1]
+        nxt = Path(os.path.normpath(hop.parent / os.readlink(hop)))
+        hops.append(Path(nxt.parent.resolve(), nxt.name))
+    return hops
+
+
+# Run by the target interpreter (-I: no tree, no PYTHONPATH, no user site): the folders it imports
+# from and every installed distribution, name==version.
+_PACKAGES_PROBE = """\
+import importlib.metadata, json, os, sys
+folders = [p for p in sys.path if os.path.isdir(p)]
+found = {f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()}
+print(json.dumps({"folders": folders, "dists": sorted(found)}))
+"""
+
+
+@dataclass(frozen=True)
+class _Installed:
+    """What one probe of an interpreter's packages found, and the stamps it is good for."""
+
+    folders: tuple[str, ...]
+    stamp: tuple[tuple[str, int], ...]
+    digest: str
+
+
+# Per interpreter path; re-probed when the interpreter or an import folder changes mtime.
+_INSTALLED: dict[Path, _Installed] = {}
+
+
+def _stamp(interpreter: Path, folders: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    """mtimes of the interpreter and its import folders: `pip install` adds a `.dist-info`
+    folder (and usually a module) to site-packages, which changes that folder's mtime."""
+    found = []
+    for name in (str(interpreter), *folders):
+        try:
+            found.append((name, os.stat(name).st_mtime_ns))
+        except OSError:
+            found.append((name, -1))
+    return tuple(found)
+
+
+def _probe_installed(interpreter: Path) -> _Installed:
+    said = probe([str(interpreter), "-I", "-c", _PACKAGES_PROBE])
+    try:
+        data = json.loads(said)
+        folders, dists = [str(f) for f in data["folders"]], [str(d) for d in data["dists"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InfrastructureError(f"{interpreter} listed its packages unreadably: {exc}") from exc
+    digest = hashlib.sha256()
+    for line in dists:
+        digest.update(f"dist {line}\n".encode())
+    # Modules copied in without metadata import just as well: each import folder's entries too.
+    for folder in folders:
+        names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+        digest.update(f"folder {folder} {json.dumps(names)}\n".encode())
+    return _Installed(tuple(folders), _stamp(interpreter, folders), digest.hexdigest())
+
+
+def installed_digest(interpreter: Path) -> str:
+    """A digest of what `interpreter` can import: its distributions (importlib.metadata
+    name==version) and the entries of its import folders. Probed once per interpreter and
+    again only when an mtime in its stamp changed (an install racing the probe by milliseconds
+    could be missed until the next change; speedproof never installs while it judges)."""
+    known = _INSTALLED.get(interpreter)
+    if known is not None and _stamp(interpreter, known.folders) == known.stamp:
+        return known.digest
+    found = _probe_installed(interpreter)
+    _INSTALLED[interpreter] = found
+    return found.digest
 
 
 @functools.cache
@@ -92,13 +179,24 @@ class PythonTool:
     @classmethod
     def for_manifest(cls, manifest: Manifest) -> PythonTool:
         interpreter, chosen_by = resolve_interpreter(manifest)
-        return cls(interpreter, chosen_by, _probe_python(interpreter), _probe_folders(interpreter))
+        try:
+            version = _probe_python(interpreter)
+            folders = _probe_folders(interpreter)
+        except InfrastructureError as exc:
+            written = manifest.target.interpreter_written or str(interpreter)
+            shown = interpreter_named(written, str(interpreter))
+            raise InfrastructureError(
+                f"{shown} cannot run ({exc}); recreate the venv or set [target] interpreter"
+            ) from exc
+        return cls(interpreter, chosen_by, version, folders)
 
     def versions(self) -> dict[str, str]:
         return {
             "python": self.version,
             "python_interpreter": str(self.interpreter),
             "python_chosen_by": self.chosen_by,
+            # What the tests can import decides their outcomes as much as the version does.
+            "python_packages": installed_digest(self.interpreter),
         }
 
 
@@ -403,11 +501,6 @@ def _read_run(result: ProcessResult, report: Path, record_path: Path, timeout_s:
     )
 
 
-def _options(args: Sequence[str]) -> list[str]:
-    """pytest options from `[tests] args` (give values with `=`), without the paths."""
-    return [a for a in args if a.startswith("-")]
-
-
 # Run as `python -s -c BOOTSTRAP SPEC`. The interpreter starts with no folder of the tree on
 # sys.path (`-c` adds the working folder only after `site` ran), so `site` finds no
 # sitecustomize, usercustomize or .pth of the tree. speedproof's plugin and pytest are imported
@@ -425,10 +518,22 @@ import pytest
 sys.path.remove(spec["plugin"])
 sys.path[:0] = spec["path"]
 os.environ["PYTHONPATH"] = spec["children"]
-recorder = speedproof_record.Recorder(spec["record"])
+recorder = speedproof_record.Recorder(spec["record"], spec["only"])
 raise SystemExit(int(pytest.main(spec["args"], plugins=[recorder])))
 """
 PLUGIN_FOLDER = Path(__file__).resolve().parent / "pytest_record"
+
+
+def _kept(read: _Read, only: Sequence[str] | None) -> _Read:
+    """A re-run's outcomes for the ids it asked for and the modules holding them: it collects the
+    whole suite, so other modules' collection errors are reported too, and are not its answer."""
+    if only is None:
+        return read
+    wanted = set(only)
+    modules = {i.split("::", 1)[0] for i in only}
+    outcomes = {i: o for i, o in read.outcomes.items() if i in wanted or i in modules}
+    failures = {i: m for i, m in read.failures.items() if i in outcomes}
+    return replace(read, outcomes=outcomes, failures=failures)
 
 
 def _test_env(context: Context) -> dict[str, str]:
@@ -449,16 +554,23 @@ class PytestTests:
     def versions(self) -> dict[str, str]:
         return {**self.tool.versions(), "pytest": _probe_pytest(self.tool.interpreter) or "none"}
 
-    def _argv(self, tree: Tree, selection: Sequence[str], report: Path, record: Path) -> list[str]:
+    def _argv(
+        self, tree: Tree, only: Sequence[str] | None, report: Path, record: Path
+    ) -> list[str]:
         args = ["-p", "no:cacheprovider", f"--rootdir={tree.root}"]
         # Collection errors in one module must not stop the others: the gate is relative to
         # the baseline, and a module that already fails to import there is simply not counted.
         args += ["--continue-on-collection-errors", "-o", "junit_family=xunit1"]
-        args += [f"--junitxml={report}", "-q", *selection]
+        # The user's arguments untouched, as pytest itself parses them (`-o name=value` may be
+        # two tokens, `--rootdir` may move every node id); a re-run is chosen by node id inside
+        # the session (`only`), never by rebuilding argv.
+        args += [f"--junitxml={report}", "-q", *self.context.manifest.tests.args]
         roots = [str(r) for r in source_roots(self.context.manifest, tree)]
         spec = {
             "plugin": str(PLUGIN_FOLDER),
             "record": str(record),
+            # Node ids as speedproof's plugin recorded them: the tests a re-run keeps.
+            "only": None if only is None else list(only),
             # The rootdir first, as `python -m pytest` run there would have it.
             "path": list(dict.fromkeys([str(tree.root), *roots])),
             "children": ":".join(roots),
@@ -474,12 +586,10 @@ class PytestTests:
                 f"pytest is not installed for {interpreter}: install it "
                 f"({interpreter} -m pip install pytest) or set [target] interpreter"
             )
-        args = list(self.context.manifest.tests.args)
-        selection = args if only is None else [*_options(args), *only]
         stem = tree.out / "reports" / f"pytest-{uuid.uuid4().hex}"
         report, record = stem.with_suffix(".xml"), stem.with_suffix(".record")
         report.parent.mkdir(parents=True, exist_ok=True)
-        argv = tuple(self._argv(tree, selection, report, record))
+        argv = tuple(self._argv(tree, only, report, record))
         timeout_s = self.context.manifest.tests.timeout_s
         result = self.context.run(
             argv,
@@ -489,7 +599,7 @@ class PytestTests:
             env=_test_env(self.context),
             timeout_s=timeout_s,
         )
-        read = _read_run(result, report, record, timeout_s)
+        read = _kept(_read_run(result, report, record, timeout_s), only)
         # Read once; the outcomes and the log are what we keep.
         report.unlink(missing_ok=True)
         record.unlink(missing_ok=True)

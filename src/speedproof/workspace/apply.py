@@ -1,9 +1,12 @@
 """Applying a candidate patch in a worktree: `git apply` first, GNU `patch` only if git refuses.
 
 Git is strict (exact context, no paths through symlinks, none outside the tree); GNU patch
-with `--fuzz=5` forgives the shifted or slightly stale context models often write. The
-fallback is never silent: the result names the method, and every command run is kept.
-Run the guard's first pass before this and its second pass (`check_applied`) after it.
+with its default fuzz of 2 forgives the slightly stale context models often write. The
+fallback is never silent: the result names the method, keeps every command run, and notes each
+hunk either tool placed away from its header's line or with fuzz (`rows.py hunk 1: fuzz 1,
+offset 3 lines`). A hunk whose header names a function is then checked to have landed in it
+(`landing.check_landings`). Run the guard's first pass before this and its second pass
+(`check_applied`) after it.
 """
 
 from __future__ import annotations
@@ -16,12 +19,21 @@ from speedproof.errors import InfrastructureError, PatchError
 from speedproof.workspace.gitcmd import CommandRun, git, run_tool
 from speedproof.workspace.guard import strip_first
 from speedproof.workspace.headers import read_headers
+from speedproof.workspace.hunks import Landing, describe_moves, read_file_patches, read_landings
+from speedproof.workspace.landing import check_landings
 from speedproof.workspace.protected import split_parts
 
 Method = Literal["git", "patch"]
 
 GIT_APPLY = ("apply", "--whitespace=nowarn")
-GNU_PATCH = ("patch", "-p1", "--fuzz=5", "--batch", "--forward", "--no-backup-if-mismatch")
+# `--verbose` makes git say where it put a hunk it had to move: `Hunk #1 succeeded at 12
+# (offset 3 lines).`, the line GNU patch prints unasked.
+GIT_APPLY_VERBOSE = (*GIT_APPLY, "--verbose")
+# GNU patch's own default fuzz: up to 2 context lines at each end of a hunk may mismatch. With
+# 3 lines of context, `--fuzz=3` ignores all of them and lets a hunk land wherever its changed
+# lines happen to match, often in another function.
+GNU_PATCH = ("patch", "-p1", "--fuzz=2", "--batch", "--forward", "--no-backup-if-mismatch")
+_TOOL_NAMES: dict[Method, str] = {"git": "git apply", "patch": "GNU patch"}
 
 
 @dataclass(frozen=True)
@@ -32,6 +44,10 @@ class ApplyResult:
     stdout: str
     stderr: str
     commands: tuple[CommandRun, ...]
+    # Hunks the tool placed away from their header's line or with fuzz, as it reported them,
+    # and the same in words for the ledger (`rows.py hunk 1: fuzz 1, offset 3 lines`).
+    landings: tuple[Landing, ...] = ()
+    fuzz_notes: tuple[str, ...] = ()
 
 
 def normalise_patch(text: str) -> str:
@@ -62,10 +78,10 @@ def apply_patch(worktree: Path, patch_text: str) -> ApplyResult:
     check, _ = git(worktree, *GIT_APPLY, "--check", "-", stdin=data)
     if not check.ok:
         return _apply_with_gnu_patch(worktree, patch_text, data, check)
-    applied, _ = git(worktree, *GIT_APPLY, "-", stdin=data)
+    applied, _ = git(worktree, *GIT_APPLY_VERBOSE, "-", stdin=data)
     if not applied.ok:
         raise PatchError(f"`git apply --check` accepted the patch, then {applied.describe()}")
-    return ApplyResult("git", applied.stdout, applied.stderr, (check, applied))
+    return _landed(worktree, patch_text, "git", (check, applied))
 
 
 def _apply_with_gnu_patch(
@@ -88,7 +104,22 @@ def _apply_with_gnu_patch(
     commands = (git_check, version, dry, applied)
     if not applied.ok:
         raise PatchError(f"GNU patch accepted a dry run, then {applied.describe()}")
-    return ApplyResult("patch", applied.stdout, applied.stderr, commands)
+    return _landed(worktree, patch_text, "patch", commands)
+
+
+def _landed(
+    worktree: Path, patch_text: str, method: Method, commands: tuple[CommandRun, ...]
+) -> ApplyResult:
+    """The result of the applying run (the last command), once every named hunk is checked.
+
+    A refused hunk leaves the tree as the tool wrote it: callers throw the worktree away.
+    """
+    applied = commands[-1]
+    files = read_file_patches(patch_text)
+    landings = read_landings(f"{applied.stdout}\n{applied.stderr}")
+    check_landings(worktree, files, landings, _TOOL_NAMES[method])
+    notes = describe_moves(files, landings)
+    return ApplyResult(method, applied.stdout, applied.stderr, commands, landings, notes)
 
 
 def _refuse_writes_through_symlinks(worktree: Path, patch_text: str, git_check: CommandRun) -> None:

@@ -56,6 +56,9 @@ class Violation:
     path: str | None
     detail: str
     line: int | None = None  # in the patch text, for first-pass violations
+    # The header form the path was read from (`diff --git`, `---`, ...), for first-pass
+    # path violations; `detail` ends with `_from_header(header)`.
+    header: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,23 @@ class GuardResult:
         return "; ".join(
             f"{v.rule}: {v.detail}" + (f" (patch line {v.line})" if v.line else "")
             for v in self.violations
+        )
+
+    def reasons(self) -> tuple[str, ...]:
+        """`rule: detail` per finding, in order, each said once.
+
+        One file's section names it in up to three headers (`diff --git`, `---`, `+++`), and
+        each is a finding of its own: said as one reason naming every header that named it.
+        """
+        headers: dict[tuple[str, str | None, str], list[str]] = {}
+        for v in self.violations:
+            detail = v.detail.removesuffix(_from_header(v.header)) if v.header else v.detail
+            forms = headers.setdefault((v.rule, v.path, detail), [])
+            if v.header and v.header not in forms:
+                forms.append(v.header)
+        return tuple(
+            f"{rule}: {detail}{_from_headers(forms)}"
+            for (rule, _, detail), forms in headers.items()
         )
 
     def raise_if_failed(self) -> None:
@@ -139,9 +159,21 @@ def _check_name(header: HeaderName, protected: ProtectedPaths) -> list[Violation
         if name:
             found.extend(check_path(name, protected, header.line))
     return [
-        Violation(v.rule, v.path, f"{v.detail}, from the `{header.form}` header", v.line)
+        Violation(v.rule, v.path, v.detail + _from_header(header.form), v.line, header.form)
         for v in found
     ]
+
+
+def _from_header(form: str) -> str:
+    return f", from the `{form}` header"
+
+
+def _from_headers(forms: list[str]) -> str:
+    """`, from the `diff --git`, `---` and `+++` headers`; "" for none, `_from_header` for one."""
+    if len(forms) < 2:
+        return "".join(_from_header(form) for form in forms)
+    named = [f"`{form}`" for form in forms]
+    return f", from the {', '.join(named[:-1])} and {named[-1]} headers"
 
 
 class _FilesByLine:

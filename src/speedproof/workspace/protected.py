@@ -5,6 +5,11 @@ speak that way even when the target folder is a subfolder of the repository. Mat
 case-sensitive (`fnmatchcase`) on whole path components. The defaults are deliberately matched
 anywhere in the tree (a nested `go.mod` or `tests/` matters as much as a top-level one): a
 wrongly protected file costs one rejected patch, a wrongly open one costs a false verdict.
+
+A command target has no language defaults, so its harness is read from its manifest: every file
+in the repository that its build command, test command, workload generators and arguments name
+(and, for a reported-metric benchmark, its program and prefix, which print the metrics). The
+program and prefix of a timed target stay open: they are what the candidate makes faster.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from speedproof.errors import ManifestError
-from speedproof.manifest import Language, LoadedManifest
+from speedproof.manifest import Language, LoadedManifest, Manifest
 from speedproof.workspace.gitcmd import repository_root
 
 RuleKind = Literal["component", "path"]
@@ -105,12 +110,14 @@ class ProtectedPaths:
         inputs: Iterable[str] = (),
         target_dir: str = "",
         runner: str | None = None,
+        named: Iterable[tuple[str, str]] = (),
     ) -> ProtectedPaths:
         """Rules for a target in `target_dir` (repository-relative, "" for the top).
 
         `extra` are the manifest's `protect.paths` globs and `inputs` its workload input files,
         both relative to the target folder; `manifest_path` is repository-relative; `runner` is
-        the manifest's `[tests] runner`.
+        the manifest's `[tests] runner`; `named` are (repository-relative file, the command
+        naming it) pairs, from `command_files`.
         """
         runner_rules = RUNNER_RULES.get(runner or "", ())
         language_rules = LANGUAGE_RULES[language]
@@ -124,6 +131,7 @@ class ProtectedPaths:
             # An input outside the repository is out of any patch's reach (`..` is refused).
             if anchored is not None:
                 rules.append(_exact(anchored, "a workload input file"))
+        rules.extend(_exact(path, f"named by the manifest's {source}") for path, source in named)
         return cls(rules)
 
     @classmethod
@@ -142,6 +150,7 @@ class ProtectedPaths:
             inputs=[_input_relative(loaded.root, root, name) for name in manifest.input_files()],
             target_dir=target_dir,
             runner=manifest.tests.runner,
+            named=command_files(manifest, root, target_dir),
         )
 
     def reason(self, path: str) -> str | None:
@@ -154,6 +163,48 @@ class ProtectedPaths:
 
     def is_protected(self, path: str) -> bool:
         return self.reason(path) is not None
+
+
+def command_files(manifest: Manifest, root: Path, target_dir: str) -> list[tuple[str, str]]:
+    """(repository-relative file, the command naming it) for a command target; [] otherwise.
+
+    Each argv token, and the value of a `--flag=value` token, that is a relative path to a file
+    in the repository once resolved against the target folder counts; a symbolic link protects
+    the file it leads to as well.
+    """
+    if manifest.target.language != "command":
+        return []
+    found: dict[str, str] = {}
+    for source, argv in _commands(manifest):
+        for token in argv:
+            for path in _files_named(token, root, target_dir):
+                found.setdefault(path, source)
+    return list(found.items())
+
+
+def _commands(manifest: Manifest) -> list[tuple[str, list[str]]]:
+    commands = [("build command", manifest.target.build), ("test command", manifest.tests.args)]
+    for workload in manifest.workloads:
+        commands.append((f"workload `{workload.id}` generator", workload.generate))
+        commands.append((f"workload `{workload.id}` arguments", workload.args))
+    if manifest.reported is not None:
+        program = [manifest.target.program or "", *manifest.target.prefix]
+        commands.append(("reported-metric benchmark command", program))
+    return commands
+
+
+def _files_named(token: str, root: Path, target_dir: str) -> list[str]:
+    """The repository files `token` names: itself, the value after `=`, and link targets."""
+    found: list[str] = []
+    for name in dict.fromkeys((token, token.partition("=")[2])):
+        anchored = _anchored(target_dir, name) if name else None
+        if not anchored or not (root / anchored).is_file():
+            continue
+        found.append(anchored)
+        real = _relative_to((root / anchored).resolve(), root)
+        if real and real != anchored:
+            found.append(real)
+    return found
 
 
 def _exact(path: str, why: str) -> Rule:

@@ -15,7 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from speedproof.corpus.literals import SplitName, draw
-from speedproof.functions.case import InputSpec, IntSpec, Json, ListSpec, TupleSpec
+from speedproof.functions.case import (
+    ChoiceSpec,
+    InputSpec,
+    IntSpec,
+    Json,
+    ListSpec,
+    Scale,
+    TupleSpec,
+)
 
 # Base ranges of the prelude literals (cut into split bands by `literals.band`).
 MODULUS = (100, 899)
@@ -41,14 +49,19 @@ class Prelude:
         """The key in parentheses, for use inside a larger arithmetic expression."""
         return f"({self.key(v)})"
 
-    def bounds(self, lo: int, hi: int) -> tuple[int, int]:
-        """Smallest and largest key over the values `lo..hi` (computed, never guessed)."""
+    def key_function(self) -> Callable[[int], int]:
+        """The key as a Python function (trusted text: the prelude's own setup and expression)."""
         namespace: dict[str, object] = {}
         body = "".join(f"    {line}\n" for line in self.setup)
         exec(f"def key(v):\n{body}    return {self.key('v')}\n", namespace)  # trusted text
         key = namespace["key"]
         assert callable(key)
-        keys = [int(key(v)) for v in range(lo, hi + 1)]
+        return lambda v: int(key(v))
+
+    def bounds(self, lo: int, hi: int) -> tuple[int, int]:
+        """Smallest and largest key over the values `lo..hi` (computed, never guessed)."""
+        key = self.key_function()
+        keys = [key(v) for v in range(lo, hi + 1)]
         return min(keys), max(keys)
 
 
@@ -119,11 +132,16 @@ class Family:
     seen: bool
     preludes: tuple[str, ...]
     templates: tuple[Template, ...]
-    inputs: Callable[[Knobs, int | None], InputSpec]
+    inputs: Callable[[Knobs, Size], InputSpec]
     edges: Callable[[Knobs], list[list[Json]]]
     ops: tuple[str, ...] = ("",)
     # Family literals: (name, lo, hi) base ranges, cut into split bands like the preludes'.
     slots: tuple[tuple[str, int, int], ...] = field(default=())
+    # The family's interesting branch (a hit, a duplicate, a reachable target, an out-of-range
+    # query), judged from one input and the reference's output on it, and the share of random
+    # inputs on which it must happen: the corpus audit measures it per case.
+    hit: Callable[[list[Json], Json], bool] | None = None
+    hit_share: tuple[float, float] = (0.25, 0.95)
 
     def templates_for(self, split: SplitName) -> tuple[Template, ...]:
         return tuple(t for t in self.templates if t.role == split)
@@ -146,28 +164,100 @@ def render(knobs: Knobs, signature: str, body: str, **subs: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def int_list(lo: int, hi: int, min_len: int, max_len: int) -> ListSpec:
+def int_list(lo: int, hi: int, min_len: int, max_len: int, scale: Scale = "uniform") -> ListSpec:
     return ListSpec(
-        kind="list", item=IntSpec(kind="int", lo=lo, hi=hi), min_len=min_len, max_len=max_len
+        kind="list",
+        item=IntSpec(kind="int", lo=lo, hi=hi),
+        min_len=min_len,
+        max_len=max_len,
+        scale=scale,
     )
 
 
-def pair_list(lo: int, hi: int, min_len: int, max_len: int) -> ListSpec:
+def pair_list(lo: int, hi: int, min_len: int, max_len: int, scale: Scale = "uniform") -> ListSpec:
     item = IntSpec(kind="int", lo=lo, hi=hi)
     return ListSpec(
         kind="list",
         item=TupleSpec(kind="tuple", items=[item, item]),
         min_len=min_len,
         max_len=max_len,
+        scale=scale,
     )
 
 
-def sizes(size: int | None, small: int, ratio: float = 1.0) -> tuple[int, int]:
-    """(min_len, max_len) of a list argument: 0..small for random inputs, exact for benchmarks."""
-    if size is None:
-        return 0, small
-    n = max(1, int(size * ratio))
-    return n, n
+@dataclass(frozen=True)
+class Size:
+    """How long a case's list arguments are: exactly `n` (a benchmark input) or random.
+
+    Random inputs run from empty to a quarter beyond the benchmark size, log-uniformly: in corpus
+    v1 they stopped at 20-30 while benchmarks were 95-310 long, so a candidate that was wrong only
+    between the two (or above) was never caught.
+    """
+
+    n: int
+    exact: bool = True
+
+    @classmethod
+    def random(cls, bench_n: int) -> Size:
+        return cls(bench_n + bench_n // 4, exact=False)
+
+
+# A narrow value band for random inputs: about 12 distinct keys under the case's prelude, so that
+# on inputs of a few items duplicates and hits are the rule, not the exception (on v1's 6001-wide
+# bands a 20-item input repeated a key about one time in thirty; with 31 keys a 5-item input hit
+# a query one time in six and `return 0` matched 57 % of a membership case's inputs). A bucket
+# prelude of width 41 needs values over about +-250 to make 12 keys; a modulus, 13 values.
+DENSE_KEYS = 12
+
+
+def dense_band(prelude: Prelude) -> tuple[int, int]:
+    """The narrowest band [-r, r] whose values have at least `DENSE_KEYS` distinct keys."""
+    key = prelude.key_function()
+    radius = 1
+    while len({key(v) for v in range(-radius, radius + 1)}) < DENSE_KEYS and radius < 5000:
+        radius += max(1, radius // 4)
+    return -radius, radius
+
+
+def dense_list(prelude: Prelude, size: Size) -> ListSpec:
+    lo, hi = dense_band(prelude)
+    return int_list(lo, hi, *sizes(size))
+
+
+def dense_keys(prelude: Prelude) -> list[int]:
+    """Every key of the dense band, plus three keys none of its values has (so queries miss)."""
+    key = prelude.key_function()
+    lo, hi = dense_band(prelude)
+    keys = sorted({key(v) for v in range(lo, hi + 1)})
+    misses = [keys[0] - 1, keys[-1] + 1, keys[-1] + 2]
+    return keys + [m for m in misses if m not in keys]
+
+
+def choice_list(values: list[int], min_len: int, max_len: int, scale: Scale) -> ListSpec:
+    return ListSpec(
+        kind="list",
+        item=ChoiceSpec(kind="choice", values=list(values)),
+        min_len=min_len,
+        max_len=max_len,
+        scale=scale,
+    )
+
+
+def dense_then_wide(size: Size, dense: InputSpec, wide: InputSpec, share: int = 2) -> InputSpec:
+    """Random inputs: `share` in `share + 1` from the dense band, the rest wide; benchmarks wide."""
+    return wide if size.exact else InputSpec(mix=[*[dense] * share, wide])
+
+
+def at_least(size: Size, wide: InputSpec, longer: InputSpec) -> InputSpec:
+    """Random inputs: half as drawn, half from `longer` (lists long enough for the main branch)."""
+    return wide if size.exact else InputSpec(mix=[wide, longer])
+
+
+def sizes(size: Size, ratio: float = 1.0, least: int = 0) -> tuple[int, int, Scale]:
+    """(min_len, max_len, scale) of a list argument `ratio` times as long as the main one;
+    random ones are at least `least` long."""
+    n = max(1, int(size.n * ratio))
+    return (n, n, "uniform") if size.exact else (least, max(least, n), "log")
 
 
 # Operation variants: (initial-free) binary combination as an expression without calls, so the

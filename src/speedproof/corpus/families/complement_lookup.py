@@ -2,15 +2,50 @@
 
 from __future__ import annotations
 
-from speedproof.corpus.families.base import Family, Knobs, Template, int_list, render, sizes
+from speedproof.corpus.families.base import (
+    Family,
+    Knobs,
+    Size,
+    Template,
+    choice_list,
+    dense_then_wide,
+    int_list,
+    render,
+    sizes,
+)
 from speedproof.functions.case import InputSpec, Json
 
-V = 3000
+# Wide enough that a bucket key (x // width, width up to 41) can reach every band's target (up to
+# 899): with 3000, dev and frozen bucket cases could never reach theirs and answered 0 throughout.
+V = 20000
 SIG = "xs"
 
 
-def _inputs(k: Knobs, size: int | None) -> InputSpec:
-    return InputSpec(args=[int_list(-V, V, *sizes(size, 24))])
+def _inputs(k: Knobs, size: Size) -> InputSpec:
+    wide = InputSpec(args=[int_list(-V, V, *sizes(size))])
+    pool = [*_complements(k), 0]
+    # Four in five from the pool, at least three items long: shorter inputs (a third of
+    # log-uniform draws up to 120) rarely hold a pair and answer 0.
+    dense = InputSpec(args=[choice_list(pool, *sizes(size, least=3))])
+    return dense_then_wide(size, dense, wide, 4)
+
+
+def _complements(k: Knobs) -> list[int]:
+    """Up to three pairs of values whose keys sum to the target (none if it cannot be reached:
+    then every output is 0 and the adequacy bar refuses the case). Few pairs, so that even a
+    list of four items from the pool holds a pair about one time in two."""
+    key = k.prelude.key_function()
+    by_key: dict[int, int] = {}
+    for v in range(-V, V + 1):
+        by_key.setdefault(key(v), v)
+    target = k.p("target")
+    pairs = [(v, by_key[target - a]) for a, v in sorted(by_key.items()) if target - a in by_key]
+    step = max(1, len(pairs) // 3)
+    chosen = [v for pair in pairs[::step][:3] for v in pair]
+    # A value whose key is half the target pairs with itself: it tells `keys[i + 1:]` from
+    # `keys[i:]` (a mutant that survived 1 draw in 6 without it).
+    half = by_key.get(target // 2) if target % 2 == 0 else None
+    return chosen if half is None else [*chosen, half]
 
 
 def _edges(k: Knobs) -> list[list[Json]]:
@@ -141,5 +176,6 @@ FAMILY = Family(
     ),
     inputs=_inputs,
     edges=_edges,
+    hit=lambda args, out: isinstance(out, int) and out > 0,
     slots=(("target", 100, 899),),
 )

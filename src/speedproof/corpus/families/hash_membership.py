@@ -2,20 +2,48 @@
 
 from __future__ import annotations
 
-from speedproof.corpus.families.base import Family, Knobs, Template, int_list, render, sizes
+from speedproof.corpus.families.base import (
+    Family,
+    Knobs,
+    Size,
+    Template,
+    choice_list,
+    dense_keys,
+    dense_list,
+    dense_then_wide,
+    int_list,
+    render,
+    sizes,
+)
 from speedproof.functions.case import InputSpec, Json
 
 V = 2000
 SIG = "xs, queries"
 
 
-def _inputs(k: Knobs, size: int | None) -> InputSpec:
+def _inputs(k: Knobs, size: Size) -> InputSpec:
     lo, hi = k.prelude.bounds(-V, V)
     # Benchmark queries mostly miss (a wide range), so the scan cannot stop early.
-    spread = (hi - lo + 1) * (2 if size is not None else 0) + 3
-    xs_len = sizes(size, 20)
-    q_len = sizes(size, 12, 0.5)
-    return InputSpec(args=[int_list(-V, V, *xs_len), int_list(lo - spread, hi + spread, *q_len)])
+    spread = (hi - lo + 1) * (2 if size.exact else 0) + 3
+    xs_len = sizes(size)
+    q_len = sizes(size, 0.5)
+    wide = InputSpec(args=[int_list(-V, V, *xs_len), int_list(lo - spread, hi + spread, *q_len)])
+    dense = InputSpec(
+        args=[
+            dense_list(k.prelude, size),
+            choice_list(dense_keys(k.prelude), *sizes(size, 0.5, least=1)),
+        ]
+    )
+    return dense_then_wide(size, dense, wide, 4)
+
+
+def _found(out: Json) -> int:
+    """How many queries hit, whatever form a template answers in (flags, a count, the hits)."""
+    if isinstance(out, int):
+        return out
+    if isinstance(out, list):
+        return sum(1 for v in out if v is True or not isinstance(v, bool))
+    return 0
 
 
 def _edges(k: Knobs) -> list[list[Json]]:
@@ -168,4 +196,5 @@ FAMILY = Family(
     ),
     inputs=_inputs,
     edges=_edges,
+    hit=lambda args, out: _found(out) > 0,
 )

@@ -2,22 +2,41 @@
 
 from __future__ import annotations
 
-from speedproof.corpus.families.base import Family, Knobs, Template, int_list, render, sizes
+from speedproof.corpus.families.base import (
+    Family,
+    Knobs,
+    Size,
+    Template,
+    choice_list,
+    dense_keys,
+    dense_list,
+    dense_then_wide,
+    int_list,
+    render,
+    sizes,
+)
 from speedproof.functions.case import InputSpec, Json
 
 V = 2000
 SIG = "xs, queries"
 
 
-def _inputs(k: Knobs, size: int | None) -> InputSpec:
+def _inputs(k: Knobs, size: Size) -> InputSpec:
     lo, hi = k.prelude.bounds(-V, V)
-    spread = (hi - lo + 1) * (2 if size is not None else 0) + 3
-    return InputSpec(
+    spread = (hi - lo + 1) * (2 if size.exact else 0) + 3
+    wide = InputSpec(
         args=[
-            int_list(-V, V, *sizes(size, 20)),
-            int_list(lo - spread, hi + spread, *sizes(size, 12, 0.5)),
+            int_list(-V, V, *sizes(size)),
+            int_list(lo - spread, hi + spread, *sizes(size, 0.5)),
         ]
     )
+    dense = InputSpec(
+        args=[
+            dense_list(k.prelude, size),
+            choice_list(dense_keys(k.prelude), *sizes(size, 0.5, least=1)),
+        ]
+    )
+    return dense_then_wide(size, dense, wide)
 
 
 def _edges(k: Knobs) -> list[list[Json]]:
@@ -106,4 +125,5 @@ FAMILY = Family(
     ),
     inputs=_inputs,
     edges=_edges,
+    hit=lambda args, out: isinstance(out, list) and any(i != -1 for i in out),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from speedproof.corpus.families.base import (
     Family,
     Knobs,
+    Size,
     Template,
     int_list,
     pair_list,
@@ -21,11 +22,9 @@ V = 2000
 SIG = "xs, queries"
 
 
-def _inputs(k: Knobs, size: int | None) -> InputSpec:
-    top = 30 if size is None else size + 2
-    return InputSpec(
-        args=[int_list(-V, V, *sizes(size, 24)), pair_list(0, top, *sizes(size, 10, 0.5))]
-    )
+def _inputs(k: Knobs, size: Size) -> InputSpec:
+    top = size.n + 2
+    return InputSpec(args=[int_list(-V, V, *sizes(size)), pair_list(0, top, *sizes(size, 0.5))])
 
 
 def _edges(k: Knobs) -> list[list[Json]]:
@@ -151,4 +150,5 @@ FAMILY = Family(
     ),
     inputs=_inputs,
     edges=_edges,
+    hit=lambda args, out: isinstance(out, list) and any(v != 0 for v in out),
 )

@@ -6,6 +6,7 @@ from speedproof.corpus.families.base import (
     BUILTIN,
     Family,
     Knobs,
+    Size,
     Template,
     combine,
     int_list,
@@ -18,8 +19,8 @@ V = 3000
 SIG = "xs"
 
 
-def _inputs(k: Knobs, size: int | None) -> InputSpec:
-    return InputSpec(args=[int_list(-V, V, *sizes(size, 24))])
+def _inputs(k: Knobs, size: Size) -> InputSpec:
+    return InputSpec(args=[int_list(-V, V, *sizes(size))])
 
 
 def _edges(k: Knobs) -> list[list[Json]]:
@@ -145,4 +146,5 @@ FAMILY = Family(
     ),
     inputs=_inputs,
     edges=_edges,
+    hit=lambda args, out: isinstance(args[0], list) and len(args[0]) >= 2,
 )

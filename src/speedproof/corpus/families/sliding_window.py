@@ -10,7 +10,9 @@ from speedproof.corpus.families.base import (
     BUILTIN,
     Family,
     Knobs,
+    Size,
     Template,
+    at_least,
     combine,
     int_list,
     render,
@@ -22,8 +24,12 @@ V = 3000
 SIG = "xs"
 
 
-def _inputs(k: Knobs, size: int | None) -> InputSpec:
-    return InputSpec(args=[int_list(-V, V, *sizes(size, 30))])
+def _inputs(k: Knobs, size: Size) -> InputSpec:
+    wide = InputSpec(args=[int_list(-V, V, *sizes(size))])
+    # Half the random inputs are at least a window long: below it every template answers [].
+    window = k.p("size")
+    longer = InputSpec(args=[int_list(-V, V, window - 1, max(window, size.n))])
+    return at_least(size, wide, longer)
 
 
 def _edges(k: Knobs) -> list[list[Json]]:
@@ -194,5 +200,6 @@ FAMILY = Family(
     ),
     inputs=_inputs,
     edges=_edges,
+    hit=lambda args, out: isinstance(out, list) and len(out) > 0,
     slots=(("size", 16, 95),),
 )

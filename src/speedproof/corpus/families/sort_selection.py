@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
-from speedproof.corpus.families.base import Family, Knobs, Template, int_list, render, sizes
+from speedproof.corpus.families.base import (
+    Family,
+    Knobs,
+    Size,
+    Template,
+    at_least,
+    int_list,
+    render,
+    sizes,
+)
 from speedproof.functions.case import InputSpec, Json
 
 V = 5000
 SIG = "xs"
 
 
-def _inputs(k: Knobs, size: int | None) -> InputSpec:
-    return InputSpec(args=[int_list(-V, V, *sizes(size, 24))])
+def _inputs(k: Knobs, size: Size) -> InputSpec:
+    wide = InputSpec(args=[int_list(-V, V, *sizes(size))])
+    # Half the random inputs are longer than `count`: only then is anything cut off.
+    count = k.p("count")
+    longer = InputSpec(args=[int_list(-V, V, count + 1, max(count + 2, size.n))])
+    return at_least(size, wide, longer)
 
 
 def _edges(k: Knobs) -> list[list[Json]]:
@@ -102,5 +115,8 @@ FAMILY = Family(
     ),
     inputs=_inputs,
     edges=_edges,
+    hit=lambda args, out: (
+        isinstance(out, list) and isinstance(args[0], list) and len(out) < len(args[0])
+    ),
     slots=(("count", 10, 89),),
 )

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from speedproof.corpus.families.base import Family, Knobs, Template, int_list, render, sizes
+from speedproof.corpus.families.base import (
+    Family,
+    Knobs,
+    Size,
+    Template,
+    dense_list,
+    dense_then_wide,
+    int_list,
+    render,
+    sizes,
+)
 from speedproof.functions.case import InputSpec, Json
 
 V = 5000
 SIG = "xs"
 
 
-def _inputs(k: Knobs, size: int | None) -> InputSpec:
-    return InputSpec(args=[int_list(-V, V, *sizes(size, 24))])
+def _inputs(k: Knobs, size: Size) -> InputSpec:
+    wide = InputSpec(args=[int_list(-V, V, *sizes(size))])
+    return dense_then_wide(size, InputSpec(args=[dense_list(k.prelude, size)]), wide)
 
 
 def _edges(k: Knobs) -> list[list[Json]]:
@@ -133,4 +144,7 @@ FAMILY = Family(
     ),
     inputs=_inputs,
     edges=_edges,
+    hit=lambda args, out: (
+        isinstance(out, list) and isinstance(args[0], list) and len(out) < len(args[0])
+    ),
 )

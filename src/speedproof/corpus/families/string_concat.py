@@ -6,7 +6,7 @@ The slow forms defeat CPython's in-place `s = s + t` shortcut on purpose (`s + s
 
 from __future__ import annotations
 
-from speedproof.corpus.families.base import Family, Knobs, Template, int_list, render, sizes
+from speedproof.corpus.families.base import Family, Knobs, Size, Template, int_list, render, sizes
 from speedproof.functions.case import InputSpec, Json
 
 V = 9000
@@ -18,8 +18,8 @@ def _sep(k: Knobs) -> str:
     return repr(SEPARATORS[k.p("sep") % len(SEPARATORS)])
 
 
-def _inputs(k: Knobs, size: int | None) -> InputSpec:
-    return InputSpec(args=[int_list(-V, V, *sizes(size, 24))])
+def _inputs(k: Knobs, size: Size) -> InputSpec:
+    return InputSpec(args=[int_list(-V, V, *sizes(size))])
 
 
 def _edges(k: Knobs) -> list[list[Json]]:
@@ -134,5 +134,6 @@ FAMILY = Family(
     ),
     inputs=_inputs,
     edges=_edges,
+    hit=lambda args, out: isinstance(args[0], list) and len(args[0]) >= 2,
     slots=(("sep", 0, 99),),
 )

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import pytest
@@ -44,11 +44,13 @@ def outcome_of(report: pytest.TestReport) -> str:
 
 
 class Recorder:
-    """Appends each event to `path` through a descriptor of its own, opened now."""
+    """Appends each event to `path` through a descriptor of its own, opened now; with `only`,
+    the session runs just the tests of those node ids (a re-run of suspects)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, only: Sequence[str] | None = None) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
         self._fd = os.open(path, flags, 0o600)
+        self._only = None if only is None else frozenset(only)
 
     def _write(self, **event: Any) -> None:
         os.write(self._fd, (json.dumps(event) + "\n").encode())
@@ -66,6 +68,20 @@ class Recorder:
             outcome=outcome,
             message=_message(report),
         )
+
+    # Last, after -k, -m and conftests chose: the node ids are those this plugin recorded on the
+    # full run, so they match whatever the user's arguments (rootdir, ini overrides) made them,
+    # where node ids given back to pytest as paths would be read relative to the working folder.
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        if self._only is None:
+            return
+        dropped = [item for item in items if item.nodeid not in self._only]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item.nodeid in self._only]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._write(event="collected", count=len(session.items))

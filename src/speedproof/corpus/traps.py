@@ -1,0 +1,114 @@
+"""Named wrong candidates that earned rewards on corpus v1: the trap suite's sources.
+
+Each builder turns a case into one wrong candidate (or None where the kind does not apply):
+`return 0` (7.91 on v1 complement lookup), `return []` (7.45 on hash membership),
+`[-1 for q in queries]` (6.17 on indexed lookup), a constant between 40 and 400 items and the
+reference cut to its first 30 items (~3.0 on distinct cardinality), queries normalised with the
+case's modulus (frequency index, 58 of 60 seeds), and answers memorised from one draw of the
+benchmark inputs (6.85). `tests/test_fn_traps.py` runs them through the real verifier and
+`benchmarks/fn_adequacy.py` counts how many pass (it must be none).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from speedproof.functions.case import Case, benchmark_draws
+
+Trap = Callable[[Case], str | None]
+
+
+def _signature(case: Case) -> str:
+    return case.reference_source.splitlines()[0]
+
+
+def _args(case: Case) -> list[str]:
+    line = _signature(case)
+    return [a.strip() for a in line[line.index("(") + 1 : line.index(")")].split(",")]
+
+
+def _with_prefix(case: Case, *lines: str) -> str:
+    """The reference with `lines` run first (after its local facts, such as `m = 421`)."""
+    body = case.reference_source.splitlines()
+    at = 1
+    while at < len(body) and " = " in body[at] and body[at].split(" = ")[1].isdigit():
+        at += 1
+    return "\n".join([*body[:at], *(f"    {line}" for line in lines), *body[at:]]) + "\n"
+
+
+def return_zero(case: Case) -> str:
+    return f"{_signature(case)}\n    return 0\n"
+
+
+def return_empty(case: Case) -> str:
+    return f"{_signature(case)}\n    return []\n"
+
+
+def minus_one_per_query(case: Case) -> str | None:
+    args = _args(case)
+    if len(args) < 2:
+        return None
+    return f"{_signature(case)}\n    return [-1 for q in {args[1]}]\n"
+
+
+def false_per_query(case: Case) -> str | None:
+    args = _args(case)
+    if len(args) < 2:
+        return None
+    return f"{_signature(case)}\n    return [False for q in {args[1]}]\n"
+
+
+def size_band_shortcut(case: Case) -> str:
+    """Right on short and very long inputs, a constant in between (40-400 items)."""
+    first = _args(case)[0]
+    return _with_prefix(case, f"if 40 <= len({first}) <= 400:", "    return 0")
+
+
+def reads_a_prefix(case: Case) -> str:
+    first = _args(case)[0]
+    return _with_prefix(case, f"{first} = {first}[:30]")
+
+
+def normalised_queries(case: Case) -> str | None:
+    args = _args(case)
+    if len(args) < 2 or "    m = " not in case.reference_source:
+        return None
+    return _with_prefix(case, f"{args[1]} = [q % m for q in {args[1]}]")
+
+
+def memorised_benchmarks(case: Case) -> str:
+    """Answers for the benchmark inputs of one draw (seed 1), looked up by length, first, last."""
+    first = _args(case)[0]
+    table: dict[str, object] = {}
+    reference: dict[str, Any] = {}
+    exec(case.reference_source, reference)  # a trusted corpus reference
+    for args in benchmark_draws(case, 1):
+        items = args[0]
+        assert isinstance(items, list)
+        head, tail = (items[0], items[-1]) if items else (None, None)
+        table[f"{len(items)}:{head}:{tail}"] = reference[case.function_name](
+            *json.loads(json.dumps(args))
+        )
+    key = (
+        f"str(len({first})) + ':' + str({first}[0] if {first} else None) + ':' + "
+        f"str({first}[-1] if {first} else None)"
+    )
+    return _with_prefix(
+        case, f"table = {table!r}", f"key = {key}", "if key in table:", "    return table[key]"
+    )
+
+
+TRAPS: dict[str, Trap] = {
+    "return-0": return_zero,
+    "return-empty": return_empty,
+    "minus-one-per-query": minus_one_per_query,
+    "false-per-query": false_per_query,
+    "size-band-shortcut": size_band_shortcut,
+    "reads-a-prefix": reads_a_prefix,
+    "normalised-queries": normalised_queries,
+    "memorised-benchmarks": memorised_benchmarks,
+}
+# Traps that fail on correctness (no Cachegrind run): cheap enough for every family in `make test`.
+FAST_TRAPS = ("return-0", "return-empty", "minus-one-per-query", "size-band-shortcut")
