@@ -115,6 +115,8 @@ def _calibrate(manifest: Path, ledger: Path) -> Result:
     )
 
 
+# 30-84 s: the calibrate command end to end; in `make test-slow` (make test's 15-minute budget).
+@pytest.mark.slow
 def test_the_calibrate_command_prints_json_and_writes_the_ledger(
     logstat: LoadedManifest, tmp_path: Path
 ) -> None:
@@ -178,6 +180,8 @@ def _record_false_win(ledger: Ledger, loaded: LoadedManifest, diff: str, base: s
     return candidate
 
 
+# 40-113 s: two judgements and a verify of 60 pairs; kept in `make test-slow`.
+@pytest.mark.slow
 def test_verify_keeps_a_real_win_and_flags_a_recorded_win_that_does_not_hold(
     logstat: LoadedManifest, tmp_path: Path
 ) -> None:
