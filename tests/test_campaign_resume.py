@@ -155,6 +155,8 @@ def test_sigterm_while_judging_leaves_no_worktree_and_the_campaign_resumable(
     assert len(worktrees(repo)) == 1
 
 
+# About 16 s: two campaign sessions; `make test-slow` (the killed-campaign resume test stays).
+@pytest.mark.slow
 def test_time_is_counted_across_sessions_and_a_reached_target_ends_the_campaign(
     tmp_path: Path,
 ) -> None:

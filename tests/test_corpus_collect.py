@@ -29,6 +29,8 @@ def _recording(path: Path, *lines: str) -> ReplayProvider:
     return ReplayProvider(path)
 
 
+# About 16 s of real verifications; `make test-slow` (the fn pipeline test resumes a collection).
+@pytest.mark.slow
 def test_an_interrupted_collection_resumes_without_duplicating_rows(tmp_path: Path) -> None:
     pairs = unverified_folder(tmp_path / "corpus")
     first, retried, hopeless = [p for p in pairs if p.split == "train"][:3]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from speedproof.agents.providers.replay import ReplayProvider, recorded_line
 from speedproof.corpus.evaluate import EvalConfig, case_seed, evaluate
 from speedproof.corpus.jsonl import read_rows, sha256_file
@@ -20,6 +22,8 @@ INVALID = (
 MALFORMED = "The inner loop could use a set."
 
 
+# About 28 s of real verifications; `make test-slow` (the fn pipeline test covers eval in short).
+@pytest.mark.slow
 def test_replayed_answers_land_in_their_failure_categories(tmp_path: Path) -> None:
     pairs = [p for p in unverified_folder(tmp_path / "corpus") if p.split == "dev"][:6]
     ref = [p.case.reference_source for p in pairs]
