@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from speedproof.corpus.adequacy_audit import argument_names
 from speedproof.functions.case import Case, benchmark_draws
 
 Trap = Callable[[Case], str | None]
@@ -25,8 +26,7 @@ def _signature(case: Case) -> str:
 
 
 def _args(case: Case) -> list[str]:
-    line = _signature(case)
-    return [a.strip() for a in line[line.index("(") + 1 : line.index(")")].split(",")]
+    return argument_names(case.reference_source, case.function_name)
 
 
 def _with_prefix(case: Case, *lines: str) -> str:
