@@ -4,11 +4,11 @@ One trial is one stream of ABBA pairs per representative workload (wall, CPU and
 both sides, pair by pair). Every rule reads a prefix of that stream, so the rules differ only in
 how many pairs they look at and what they conclude, never in what the machine happened to do:
 
-- `sequential_rule`: speedproof's rule exactly as the judge applies it. Look k reads the first
-  `schedule.pairs_at(k)` pairs; its comparisons come from `lane_comparisons` at
-  `schedule.alpha_at(k)` (paired log ratios, Holm across workloads within each metric); the
-  evidence carries `look=k` and `final` on the last look; `policy.keep_measuring` says whether
-  to go on and `policy.decide` gives the verdict.
+- `sequential_rule`: speedproof's rule, the judge's own code: `SequentialRule` (the one loop
+  of `speedproof.measure.sequential_rule`) replays the stream through `RecordedPairs`, look by
+  look, at each look's level, until `policy.keep_measuring` has nothing left to ask; then
+  `policy.decide`. A record holds representative workloads only, so the manifest it is scored
+  against keeps only the recorded workloads (no holdouts, no twins are replayed).
 - `anchor_rule`: the fixed rule of the system speedproof is measured against: 25 pairs, each
   metric compared unpaired with `stats.compare` but significant when Welch's p < 0.05 (not
   `compare`'s own "Mann-Whitney p < 0.05 or |t| > 2.2"); when there is doubt, defined as no
@@ -32,92 +32,17 @@ from typing import Any, Literal
 
 from speedproof.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest
-from speedproof.measure.environment import LoadSnapshot
-from speedproof.measure.readings import TIMED_METRICS, lane_comparisons
-from speedproof.measure.runner import LoadWindow, PairSeries, Sample
-from speedproof.policy import decide, keep_measuring, streaks
-from speedproof.program import Side
+from speedproof.measure.readings import TIMED_METRICS
+from speedproof.measure.replay import RecordedPairs, RecordedWorkload, StreamError
+from speedproof.measure.sequential_rule import SequentialRule
+from speedproof.policy import decide
 from speedproof.stats import Schedule, compare, paired_compare
 from speedproof.stats.power import acceptance_probability
 
 # The fixed rules' horizon, and the level of their single test.
 FIXED_PAIRS = 25
 LEVEL = 0.05
-SIDES: tuple[Side, ...] = ("baseline", "candidate")
 UnpairedTest = Literal["welch", "mwu"]
-# A recorded side: metric name -> one value per pair, in pair order.
-Columns = Mapping[str, Sequence[float]]
-
-
-class StreamError(ValueError):
-    """A recorded stream that cannot be read as the rules need it."""
-
-
-@dataclass(frozen=True)
-class WorkloadStream:
-    """The pairs of one workload in one trial, column by column."""
-
-    workload: str
-    baseline: Columns
-    candidate: Columns
-
-    def __post_init__(self) -> None:
-        lengths = {len(side[m]) for side in (self.baseline, self.candidate) for m in TIMED_METRICS}
-        if len(lengths) != 1:
-            raise StreamError(
-                f"workload {self.workload!r}: every metric of both sides needs one value per "
-                f"pair, got lengths {sorted(lengths)}"
-            )
-
-    @property
-    def pairs(self) -> int:
-        return len(self.baseline["wall"])
-
-    def prefix(self, pairs: int) -> WorkloadStream:
-        """The first `pairs` pairs, as if the measurement had stopped there."""
-        if not 1 <= pairs <= self.pairs:
-            raise StreamError(
-                f"workload {self.workload!r} has {self.pairs} pairs; cannot take {pairs}"
-            )
-        return WorkloadStream(
-            self.workload,
-            {m: tuple(self.baseline[m][:pairs]) for m in TIMED_METRICS},
-            {m: tuple(self.candidate[m][:pairs]) for m in TIMED_METRICS},
-        )
-
-    def side(self, side: Side) -> Columns:
-        return self.baseline if side == "baseline" else self.candidate
-
-    def series(self) -> PairSeries:
-        """The stream as the runner's `PairSeries`: pair i in ABBA order (even: baseline first)."""
-        samples: list[Sample] = []
-        for index in range(self.pairs):
-            order = SIDES if index % 2 == 0 else SIDES[::-1]
-            samples += [self._sample(side, index, position) for position, side in enumerate(order)]
-        quiet = LoadSnapshot(0.0, 0.0, 0.0, 0.0)
-        return PairSeries(
-            workload=self.workload,
-            samples=tuple(samples),
-            warmups=(),
-            mismatches=(),
-            failures=(),
-            loads=(LoadWindow(quiet, quiet),),
-            timeouts_s=(math.inf,),
-        )
-
-    def _sample(self, side: Side, index: int, position: int) -> Sample:
-        values = self.side(side)
-        return Sample(
-            side=side,
-            pair_index=index,
-            position=position,
-            wall_s=float(values["wall"][index]),
-            cpu_s=float(values["cpu"][index]),
-            max_rss_kib=round(values["memory"][index]),
-            exit_code=0,
-            stdout_sha256="",
-            stderr_sha256="",
-        )
 
 
 @dataclass(frozen=True)
@@ -127,7 +52,7 @@ class TrialStream:
     trial: str
     kind: str
     win_pct: float
-    workloads: tuple[WorkloadStream, ...]
+    workloads: tuple[RecordedWorkload, ...]
     contended: bool = False
 
     @property
@@ -141,8 +66,8 @@ class TrialStream:
     def prefix(self, pairs: int) -> TrialStream:
         return replace(self, workloads=tuple(w.prefix(pairs) for w in self.workloads))
 
-    def series(self) -> dict[str, PairSeries]:
-        return {w.workload: w.series() for w in self.workloads}
+    def recorded(self) -> RecordedPairs:
+        return RecordedPairs({w.workload: w for w in self.workloads})
 
 
 @dataclass(frozen=True)
@@ -162,34 +87,15 @@ def _tiers(manifest: Manifest) -> dict[str, str]:
     return {w.id: w.tier for w in manifest.workloads}
 
 
-def sequential_evidence(
-    stream: TrialStream,
-    manifest: Manifest,
-    schedule: Schedule,
-    look: int,
-    earlier: tuple[int, int] = (0, 0),
-) -> Evidence:
-    """The evidence the judge has at `look`: the look's pairs, tested at the look's level, and
-    how many looks in a row before it would have accepted and rejected."""
-    alpha = schedule.alpha_at(look)
-    part = stream.prefix(schedule.pairs_at(look))
-    comparisons = lane_comparisons(part.series(), manifest, tiers=_tiers(manifest), alpha=alpha)
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=tuple(comparisons),
-        look=look,
-        final=look >= schedule.looks(),
-        alpha=alpha,
-        earlier_accepts=earlier[0],
-        earlier_rejects=earlier[1],
-    )
+def recorded_only(stream: TrialStream, manifest: Manifest) -> Manifest:
+    """The manifest with only the workloads `stream` recorded: a record holds no holdouts."""
+    recorded = {w.workload for w in stream.workloads}
+    kept = [w for w in manifest.workloads if w.id in recorded]
+    return manifest.model_copy(update={"workloads": kept})
 
 
 def sequential_rule(schedule: Schedule) -> Rule:
-    """speedproof's rule: looks until `keep_measuring` has nothing left to ask, then `decide`."""
+    """speedproof's rule: the judge's `SequentialRule` on the recorded pairs."""
 
     def rule(stream: TrialStream, manifest: Manifest) -> Outcome:
         if stream.pairs < schedule.max_pairs:
@@ -197,14 +103,11 @@ def sequential_rule(schedule: Schedule) -> Rule:
                 f"trial {stream.trial} has {stream.pairs} pairs; the schedule may need "
                 f"{schedule.max_pairs}"
             )
-        rules = manifest.rules()
-        look = 1
-        evidence = sequential_evidence(stream, manifest, schedule, look)
-        while keep_measuring(evidence, rules):
-            earlier = streaks(evidence, rules)
-            look += 1
-            evidence = sequential_evidence(stream, manifest, schedule, look, earlier)
-        verdict = decide(evidence, rules)
+        scored = recorded_only(stream, manifest)
+        sequential = SequentialRule(scored, schedule, source=stream.recorded())
+        evidence = sequential.run()
+        verdict = decide(evidence, scored.rules())
+        look = sequential.state.look
         return Outcome(verdict.verdict, schedule.pairs_at(look), look, verdict.reasons[0])
 
     return rule
@@ -452,7 +355,7 @@ def stream_from_json(data: Mapping[str, Any]) -> TrialStream:
     """A trial line of the record (see `measurement_rules.py`) as a stream."""
     try:
         workloads = tuple(
-            WorkloadStream(
+            RecordedWorkload(
                 workload,
                 {m: [float(v) for v in entry["baseline"][m]] for m in TIMED_METRICS},
                 {m: [float(v) for v in entry["candidate"][m]] for m in TIMED_METRICS},

@@ -5,8 +5,8 @@ optional drift shared by both runs of a pair (a random walk on the log scale), a
 tail (2 % of runs 30 % slower), and a candidate that is 0 % (A/A), 3 %, 5 % or 10 % faster. The
 rules, with the policy defaults floor 3 % and limit 2 %:
 
-- seq rho=R: `paired_compare` at each look of `Schedule(rho=R)` at that look's level, `step`
-  decides accept / reject / futile / continue (ADR 0020);
+- seq rho=R: the judge's own loop, `SequentialRule` with `Schedule(rho=R)`, fed the stream
+  through `RecordedPairs` (ADR 0020);
 - welch 25+25: unpaired Welch p < 0.05 at 25 pairs, otherwise 25 more and the same at 50;
 - mwu 25: Mann-Whitney p < 0.05 at 25 pairs, once;
 - naive peek: a fixed-horizon paired t at 0.05 (and its 95 % interval for futility) at every
@@ -37,7 +37,11 @@ import numpy as np
 from scipy import stats as sps
 
 from speedproof.evidence import Comparison
-from speedproof.stats import Schedule, compare, paired_compare, step
+from speedproof.manifest import parse_manifest
+from speedproof.measure.replay import RecordedPairs, RecordedWorkload
+from speedproof.measure.sequential_rule import SequentialRule
+from speedproof.policy import decide
+from speedproof.stats import Schedule, compare, paired_compare
 
 FLOOR_PCT = 3.0
 LIMIT_PCT = 2.0
@@ -140,23 +144,43 @@ def _by_p(reading: Comparison, p: float | None) -> str | None:
     return None
 
 
+# The simulated target: one workload, wall time alone, the policy's default floor and limit.
+SIM_MANIFEST = parse_manifest(
+    f"""
+[target]
+name = "sim"
+language = "command"
+program = "true"
+
+[tests]
+runner = "command"
+args = ["true"]
+
+[[workloads]]
+id = "sim"
+
+[instructions]
+enabled = false
+
+[policy]
+accept_floor_pct = {FLOOR_PCT}
+guardrail_limit_pct = {LIMIT_PCT}
+guardrails = []
+""",
+    "sim.toml",
+)
+
+
 def sequential(rho: float) -> Rule:
+    """The judge's own loop (`SequentialRule`) on the simulated pairs."""
     schedule = Schedule(round_pairs=ROUND_PAIRS, max_pairs=MAX_PAIRS, rho=rho)
 
     def rule(stream: Stream) -> Outcome:
-        for look in range(1, schedule.looks() + 1):
-            pairs = schedule.pairs_at(look)
-            said = step(
-                stream.paired(pairs, schedule.alpha_at(look)),
-                schedule,
-                floor_pct=FLOOR_PCT,
-                limit_pct=LIMIT_PCT,
-            )
-            if said in ("accept", "reject"):
-                return Outcome(said, pairs)
-            if said in ("futile", "exhausted"):
-                return Outcome("inconclusive", pairs)
-        raise AssertionError("the last look always decides")
+        recorded = RecordedWorkload.of_wall("sim", stream.baseline, stream.candidate)
+        loop = SequentialRule(SIM_MANIFEST, schedule, source=RecordedPairs({"sim": recorded}))
+        verdict = decide(loop.run(), SIM_MANIFEST.rules()).verdict
+        said = {"accepted": "accept", "rejected": "reject"}.get(verdict, "inconclusive")
+        return Outcome(said, schedule.pairs_at(loop.state.look))
 
     return rule
 

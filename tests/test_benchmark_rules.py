@@ -18,7 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from rule_evaluation import (
     StreamError,
     TrialStream,
-    WorkloadStream,
     anchor_rule,
     evaluate,
     mwu_rule,
@@ -29,6 +28,7 @@ from rule_evaluation import (
     stream_from_json,
 )
 from speedproof.manifest import Manifest, parse_manifest
+from speedproof.measure.replay import RecordedWorkload
 from speedproof.stats import Schedule
 from speedproof.stats.power import acceptance_probability
 
@@ -66,10 +66,10 @@ def _noise(seed: int, n: int, cv: float) -> list[float]:
     return [1.0 + rng.gauss(0.0, cv) for _ in range(n)]
 
 
-def _workload(baseline: list[float], candidate: list[float]) -> WorkloadStream:
+def _workload(baseline: list[float], candidate: list[float]) -> RecordedWorkload:
     """Wall and CPU alike; peak memory a constant 20 MiB on both sides."""
     memory = [20480.0] * len(baseline)
-    return WorkloadStream(
+    return RecordedWorkload(
         "w",
         {"wall": baseline, "cpu": baseline, "memory": memory},
         {"wall": candidate, "cpu": candidate, "memory": memory},
@@ -98,6 +98,14 @@ def test_a_prefix_keeps_the_first_pairs_of_every_metric_in_abba_order() -> None:
     assert series.values("candidate", "wall") == [10.0, 20.0, 30.0, 40.0]
     first = [(s.side, s.position) for s in series.samples if s.pair_index in (0, 1)]
     assert first == [("baseline", 0), ("candidate", 1), ("candidate", 0), ("baseline", 1)]
+
+
+def test_a_later_round_replays_its_pairs_in_abba_order_by_their_place_in_the_stream() -> None:
+    base = [float(i) for i in range(1, 7)]
+    series = _workload(base, _scaled(base, 10.0)).series(3, 2)
+    assert series.values("baseline", "wall") == [4.0, 5.0]
+    order = [(s.pair_index, s.side) for s in series.samples]
+    assert order == [(3, "candidate"), (3, "baseline"), (4, "baseline"), (4, "candidate")]
 
 
 def test_a_prefix_longer_than_the_stream_is_a_named_error() -> None:

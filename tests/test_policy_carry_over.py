@@ -8,19 +8,27 @@ import numpy as np
 
 from speedproof.evidence import Comparison, Evidence, PolicyRules
 from speedproof.manifest import parse_manifest
-from speedproof.policy import decide
+from speedproof.policy import carry_over_settled, decide
 from speedproof.stats import compare
 
 RULES = PolicyRules(carry_over_fraction=0.25)
 
 
-def reading(workload: str, change_pct: float, *, tier: str, seed: int = 0) -> Comparison:
-    """Twenty-five runs a side, 1 % spread, the candidate's mean exactly `change_pct` off."""
+def reading(
+    workload: str,
+    change_pct: float,
+    *,
+    tier: str,
+    seed: int = 0,
+    runs: int = 25,
+    spread: float = 1.0,
+) -> Comparison:
+    """`runs` runs a side, `spread` % sd, the candidate's mean exactly `change_pct` off."""
     rng = np.random.default_rng(seed)
-    base = rng.standard_normal(25)
-    cand = rng.standard_normal(25)
-    base = 100.0 + (base - base.mean()) / base.std(ddof=1)
-    cand = 100.0 + change_pct + (cand - cand.mean()) / cand.std(ddof=1)
+    base = rng.standard_normal(runs)
+    cand = rng.standard_normal(runs)
+    base = 100.0 + spread * (base - base.mean()) / base.std(ddof=1)
+    cand = 100.0 + change_pct + spread * (cand - cand.mean()) / cand.std(ddof=1)
     return compare(
         [float(x) for x in base],
         [float(x) for x in cand],
@@ -132,3 +140,38 @@ def test_a_manifest_turns_the_rule_on_at_a_quarter_by_default() -> None:
     rules = parse_manifest(text).rules()
     assert rules.carry_over_fraction == 0.25
     assert rules.input_specific == ("a",)
+
+
+def test_a_twin_that_clearly_keeps_the_win_settles_carry_over_after_five_pairs() -> None:
+    found = evidence(
+        reading("novel", -30.0, tier="representative"),
+        reading("novel~twin", -29.0, tier="holdout", seed=1, runs=5, spread=3.0),
+    )
+    assert carry_over_settled(found, RULES, "novel")
+
+
+def test_a_twin_that_clearly_loses_the_win_settles_carry_over_too() -> None:
+    found = evidence(
+        reading("novel", -85.0, tier="representative"),
+        reading("novel~twin", 1.0, tier="holdout", seed=1, runs=5, spread=3.0),
+    )
+    assert carry_over_settled(found, RULES, "novel")
+
+
+def test_a_twin_whose_interval_straddles_the_share_needed_is_measured_further() -> None:
+    found = evidence(
+        reading("novel", -30.0, tier="representative"),
+        reading("novel~twin", -8.0, tier="holdout", seed=1, runs=5, spread=10.0),
+    )
+    assert not carry_over_settled(found, RULES, "novel")
+
+
+def test_without_a_twin_reading_nothing_is_settled_yet() -> None:
+    found = evidence(reading("novel", -30.0, tier="representative"))
+    assert not carry_over_settled(found, RULES, "novel")
+
+
+def test_a_rule_that_is_off_or_a_workload_marked_input_specific_needs_no_twin_pairs() -> None:
+    found = evidence(reading("novel", -30.0, tier="representative"))
+    assert carry_over_settled(found, replace(RULES, carry_over_fraction=0.0), "novel")
+    assert carry_over_settled(found, replace(RULES, input_specific=("novel",)), "novel")

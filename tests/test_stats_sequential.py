@@ -1,4 +1,6 @@
-"""The sequential schedule and its stopping rule, on synthetic streams whose answers are known."""
+"""The sequential schedule's error spending, on synthetic streams whose answers are known.
+
+The stopping rule itself is `SequentialRule`, tested in tests/test_sequential_rule.py."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from scipy import stats as sps
 from scipy.stats import mstats
 
 from speedproof.evidence import Comparison
-from speedproof.stats import DEFAULT_RHO, Schedule, paired_compare, step
+from speedproof.stats import DEFAULT_RHO, Schedule, paired_compare
 
 
 def reading(
@@ -38,10 +40,6 @@ def stream(n: int, cv: float, ratio: float, seed: int) -> tuple[list[float], lis
 def at_look(schedule: Schedule, look: int, base: list[float], cand: list[float]) -> Comparison:
     pairs = schedule.pairs_at(look)
     return reading(base[:pairs], cand[:pairs], schedule.alpha_at(look))
-
-
-def decide(schedule: Schedule, look: int, base: list[float], cand: list[float]) -> str:
-    return step(at_look(schedule, look, base, cand), schedule, floor_pct=3.0, limit_pct=2.0)
 
 
 def test_the_default_schedule_looks_every_ten_pairs_up_to_fifty() -> None:
@@ -117,63 +115,6 @@ def test_a_nonsense_schedule_is_an_error(arguments: dict[str, float], message: s
 def test_a_look_outside_the_schedule_is_an_error(look: int) -> None:
     with pytest.raises(ValueError, match=r"look must lie in 1\.\.5"):
         Schedule().alpha_at(look)
-
-
-def test_a_clear_win_is_accepted_at_the_first_look() -> None:
-    # Ten pairs all 10 % faster: the exact signed-rank p is 2 / 2^10 ≈ 0.00195, under the first
-    # look's 0.01 (with rho = 3 the first look's 0.0004 could never be reached).
-    base, cand = stream(50, 0.01, 0.90, seed=1)
-    assert decide(Schedule(), 1, base, cand) == "accept"
-    assert decide(Schedule(rho=3.0), 1, base, cand) == "continue"
-
-
-def test_a_clear_slowdown_is_rejected_at_the_first_look() -> None:
-    base, cand = stream(50, 0.01, 1.10, seed=2)
-    assert decide(Schedule(), 1, base, cand) == "reject"
-
-
-def test_higher_is_better_reads_the_other_way() -> None:
-    base, cand = stream(50, 0.01, 1.10, seed=3)
-    schedule = Schedule()
-    throughput = reading(base[:10], cand[:10], schedule.alpha_at(1), lower_is_better=False)
-    assert step(throughput, schedule, floor_pct=3.0, limit_pct=2.0) == "accept"
-
-
-def test_a_quiet_no_change_stops_for_futility() -> None:
-    base, cand = stream(50, 0.01, 1.0, seed=4)
-    assert decide(Schedule(), 2, base, cand) == "futile"
-
-
-def test_a_significant_win_below_the_floor_is_futile_not_accepted() -> None:
-    base, cand = stream(50, 0.002, 0.99, seed=5)
-    schedule = Schedule()
-    small = at_look(schedule, 2, base, cand)
-    assert small.significant and 0.5 < small.improvement_pct < 1.5
-    assert step(small, schedule, floor_pct=3.0, limit_pct=2.0) == "futile"
-
-
-def test_a_noisy_reading_continues_and_the_last_look_is_exhausted() -> None:
-    base, cand = stream(50, 0.10, 1.0, seed=6)
-    schedule = Schedule()
-    assert decide(schedule, 1, base, cand) == "continue"
-    last = at_look(schedule, 5, base, cand)
-    assert not last.significant and -last.ci_low_pct >= 3.0
-    assert step(last, schedule, floor_pct=3.0, limit_pct=2.0) == "exhausted"
-
-
-def test_a_reading_without_a_ratio_cannot_improve_with_more_pairs_and_is_futile() -> None:
-    base, cand = stream(10, 0.05, 0.8, seed=7)
-    cand[0] = 0.0
-    assert decide(Schedule(), 1, base, cand) == "futile"
-
-
-def test_a_reading_tested_at_the_fixed_level_is_refused_as_peeking() -> None:
-    base, cand = stream(20, 0.05, 0.9, seed=8)
-    refused = r"look 2 tests at 0\.01, but the reading was tested at"
-    with pytest.raises(ValueError, match=refused):
-        step(reading(base, cand, 0.05), Schedule(), floor_pct=3.0, limit_pct=2.0)
-    with pytest.raises(ValueError, match="15 pairs is not a look"):
-        step(reading(base[:15], cand[:15], 0.05), Schedule(), floor_pct=3.0, limit_pct=2.0)
 
 
 def a_a_logs(noise: str, streams: int, rng: np.random.Generator) -> np.ndarray:

@@ -38,22 +38,12 @@ average against 15.7 at rho = 1.5, accepted as many 5 % wins (27 of 30) in 32.0 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Literal
-
-from speedproof.evidence import Comparison, Evidence, PolicyRules
-from speedproof.policy import decide, keep_measuring
+from dataclasses import dataclass
 
 # The shape of the spending function alpha × t^rho; see the module docstring and ADR 0020.
 DEFAULT_RHO = 1.0
 # A round smaller than this could never be tested (see `speedproof.stats.unpaired.MIN_SAMPLES`).
 MIN_ROUND_PAIRS = 4
-
-# What one look says: "accept" and "reject" are significant at the look's level beyond the floor
-# or the limit; "futile" means the look's interval rules out both (or the reading has no finite
-# figure, which more pairs cannot give it); "continue" asks for the next round; "exhausted" is the
-# last look with nothing decided.
-Step = Literal["accept", "reject", "futile", "continue", "exhausted"]
 
 
 @dataclass(frozen=True)
@@ -118,51 +108,3 @@ class Schedule:
     def _check(self, look: int) -> None:
         if not 1 <= look <= self.looks():
             raise ValueError(f"look must lie in 1..{self.looks()}, got {look}")
-
-
-def step(reading: Comparison, schedule: Schedule, *, floor_pct: float, limit_pct: float) -> Step:
-    """What one paired reading says at its look: accept, reject, stop for futility or go on.
-
-    `reading` must come from `paired_compare(..., alpha=schedule.alpha_at(look))` at one of the
-    schedule's pair counts; a reading tested at another level (the usual 0.05, which is the
-    peeking this module exists to prevent) is a `ValueError`. Accept: significant and the
-    improvement is at least `floor_pct`. Reject: significant and worse than `-limit_pct`.
-    Futile: the interval's best end is below the floor and its worst end better than the limit:
-    the confidence sequence already rules out both a change worth accepting and one worth
-    rejecting, so more pairs would only narrow an interval whose verdict is known.
-    """
-    look = schedule.look_of(reading.n)
-    level = dict(reading.extra).get("alpha")
-    if level is None or not math.isclose(level, schedule.alpha_at(look), rel_tol=1e-9):
-        raise ValueError(
-            f"metric {reading.metric!r} on workload {reading.workload!r}: look {look} tests at "
-            f"{schedule.alpha_at(look):.6g}, but the reading was tested at {level!r}"
-        )
-    # The decision is the policy's own (one piece of code decides, here and in the judge): the
-    # reading becomes the evidence of a target with one representative workload and no
-    # guardrails, at this look.
-    rules = PolicyRules(
-        primary_metric=reading.metric,
-        accept_floor_pct=floor_pct,
-        guardrail_limit_pct=limit_pct,
-        guardrails=(),
-    )
-    final = look == schedule.looks()
-    evidence = Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=(replace(reading, tier="representative"),),
-        look=look,
-        final=final,
-        alpha=schedule.alpha_at(look),
-    )
-    verdict = decide(evidence, rules).verdict
-    if verdict == "accepted":
-        return "accept"
-    if verdict == "rejected":
-        return "reject"
-    if final:
-        return "exhausted"
-    return "continue" if keep_measuring(evidence, rules) else "futile"

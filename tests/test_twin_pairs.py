@@ -1,0 +1,94 @@
+"""The twin of an accept's workload is measured only until carry-over is settled.
+
+A real tiny Python target, judged through bubblewrap: its baseline burns about 40 ms before it
+counts the lines of its input, the candidate burns a tenth of that. The win (well over 50 %) reads
+the same on the twin, so the twin's interval clears the quarter that must carry over after its
+first step (two on a loaded machine), where the representative workload took the schedule's
+12 pairs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from speedproof.evaluate import Judge, JudgeOptions
+from speedproof.ledger import Ledger
+from speedproof.manifest import load_manifest
+from speedproof.measure.sequential_rule import TWIN_STEP_PAIRS
+from speedproof.sandbox import make_sandbox
+
+TOOL = """\
+import sys
+
+sum(i * i for i in range(400000))
+with open(sys.argv[1], encoding="utf-8") as handle:
+    print(len(handle.read().splitlines()))
+"""
+FASTER = """\
+diff --git a/tool.py b/tool.py
+--- a/tool.py
++++ b/tool.py
+@@ -1,5 +1,5 @@
+ import sys
+{BLANK}
+-sum(i * i for i in range(400000))
++sum(i * i for i in range(40000))
+ with open(sys.argv[1], encoding="utf-8") as handle:
+     print(len(handle.read().splitlines()))
+""".replace("{BLANK}", " ")
+MANIFEST = """\
+[target]
+name = "busy"
+language = "python"
+script = "tool.py"
+
+[tests]
+runner = "command"
+args = ["python3", "-c", "pass"]
+
+[[workloads]]
+id = "lines"
+args = ["data/lines.txt"]
+files = ["data/lines.txt"]
+
+[policy]
+pairs = 12
+"""
+
+
+def _git(repo: Path, *args: str) -> None:
+    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def busy(tmp_path: Path) -> Path:
+    repo = tmp_path / "busy"
+    (repo / "data").mkdir(parents=True)
+    (repo / "tool.py").write_text(TOOL)
+    (repo / "speedproof.toml").write_text(MANIFEST)
+    (repo / "data" / "lines.txt").write_text("one\ntwo\n" * 100)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "busy")
+    return repo
+
+
+def test_a_large_honest_win_settles_its_twin_in_one_step_of_pairs(
+    busy: Path, tmp_path: Path
+) -> None:
+    with Ledger.in_folder(tmp_path / "ledger") as ledger:
+        judge = Judge(
+            load_manifest(busy),
+            sandbox=make_sandbox(),
+            ledger=ledger,
+            options=JudgeOptions(instructions=False),
+        )
+        outcome = judge.judge(FASTER)
+    assert outcome.verdict.verdict == "accepted", outcome.verdict.reasons
+    assert outcome.pairs["lines"] == 12
+    # One step of pairs on a quiet machine; never as many as the representative workload took.
+    assert TWIN_STEP_PAIRS <= outcome.pairs["lines~twin"] < 12, outcome.pairs
