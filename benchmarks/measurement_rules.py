@@ -4,16 +4,18 @@ One bundled example (logstat by default) is laid out as a git repository and bui
 separate checkouts: the base revision, a second checkout of it (A/A trials), and for each known
 win a checkout slowed by `speedproof calibrate`'s injected busy wait, sized on the shortest
 representative workload so that the untouched build is that many % faster there. Each trial
-measures ONE stream of `--max-pairs` ABBA pairs per workload through `measure_pairs` (one
-warm-up a side, the behaviour check on every run, a random environment size per run, bubblewrap),
-and `rule_evaluation` applies three rules to prefixes of that same stream: (a) speedproof's
-sequential rule as the judge applies it, (b) the anchor's 25(+25) Welch rule and (c) a
-Mann-Whitney-only 25-pair rule (see that module). Trials of every kind are interleaved, so a
-drift of the machine over the run lands on all of them alike.
+measures ONE stream of ABBA pairs per workload through `measure_pairs` (one warm-up a side, the
+behaviour check on every run, a random environment size per run, bubblewrap), in rounds of 10
+pairs, until every rule has read all it asks for (at most `--max-pairs`); `rule_evaluation`
+applies the rules to prefixes of that same stream: (a) speedproof's sequential rule, the judge's
+own `SequentialRule` with the manifest's schedule and time budget, (b) the anchor's 25(+25)
+Welch rule, (c) a Mann-Whitney-only 25-pair rule, and (d) `verify`'s schedule (twice the
+budget) on the 4 % wins (see that module). Trials of every kind are interleaved, so a drift of
+the machine over the run lands on all of them alike.
 
-Differences from a judge run, on purpose: the stream is measured in one go with one warm-up
-rather than round by round, and a contended round is not measured again; the trials that saw a
-contended machine are counted instead. Only the timed lane is read (no binary size, no
+Differences from a judge run, on purpose: the stream is measured in one go, round after round
+with one warm-up at the start, and a contended round is not measured again; the trials that saw
+a contended machine are counted instead. Only the timed lane is read (no binary size, no
 instruction counts), and holdout workloads are not measured.
 
 Every trial is appended to `--out` as one JSON line (its per-pair wall, CPU and peak memory);
@@ -22,8 +24,8 @@ again without measuring. A table of the trials so far is printed every 10 trials
 assertions: the figures are for docs/adr.
 
     PATH=.venv/bin:$PATH .venv/bin/python benchmarks/measurement_rules.py \
-        [--example logstat|textstat] [--aa-trials 100] [--win-trials 30] [--wins 10,5,3] \
-        [--max-pairs 50] [--workloads ID,ID] [--seed N] [--out FILE] [--from-file FILE]
+        [--example logstat|textstat] [--aa-trials 100] [--win-trials 30] [--wins 10,5,4,3] \
+        [--max-pairs 400] [--workloads ID,ID] [--seed N] [--out FILE] [--from-file FILE]
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,6 +46,7 @@ from typing import Any
 from rule_evaluation import (
     FIXED_PAIRS,
     TrialStream,
+    decided,
     evaluate,
     markdown,
     predicted_acceptance,
@@ -60,7 +63,9 @@ from speedproof.manifest import Manifest, Policy, Workload, load_manifest
 from speedproof.measure.environment import describe_environment, measurement_contended
 from speedproof.measure.pinning import describe, timed_cpus
 from speedproof.measure.readings import TIMED_METRICS
+from speedproof.measure.replay import RecordedWorkload
 from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs, private_network
+from speedproof.measure.schedule import schedule_for
 from speedproof.program import Invocation, Program, Side
 from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.stats import Schedule
@@ -69,6 +74,8 @@ from speedproof.toolchains.base import Tree, toolchain_for
 from speedproof.workspace import resolve_rev, worktree
 
 PARTIAL_EVERY = 10
+# A trial is measured in rounds of this many pairs until every rule has what it asks for.
+RECORD_ROUND = 10
 # The full run the figures are planned for: 100 A/A trials and 30 trials of each of 3 wins.
 FULL_TRIALS = 100 + 3 * 30
 
@@ -148,27 +155,46 @@ class Bench:
             )
         self.checks[planned.label] = result
 
-    def measure(self, planned: Planned, number: int) -> dict[str, Any]:
-        """One trial: a stream of `max_pairs` pairs per workload, as one JSON-able record."""
+    def measure(
+        self, planned: Planned, number: int, enough: Callable[[TrialStream], bool]
+    ) -> dict[str, Any]:
+        """One trial, as one JSON-able record: rounds of pairs of every workload until `enough`
+        says every rule has read all it asks for, or `max_pairs` pairs."""
         self.check(planned)
         pair = self.pair(planned)
         prefix = tuple(self.manifest.target.prefix)
-        entries: dict[str, Any] = {}
+        series: dict[str, PairSeries] = {}
+        seconds: dict[str, float] = dict.fromkeys((w.id for w in self.workloads), 0.0)
         started = time.perf_counter()
-        for position, workload in enumerate(self.workloads):
-            seed = None if self.seed is None else self.seed * 1_000_003 + number * 101 + position
-            begun = time.perf_counter()
-            series = measure_pairs(
-                Invocation(pair["baseline"], workload, prefix),
-                Invocation(pair["candidate"], workload, prefix),
-                pairs=self.max_pairs,
-                sandbox=self.sandbox,
-                check=self.checks[planned.label].check_for(workload.id),
-                timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
-                round_=Round(seed=seed, cpus=self.cpus),
-            )
-            private = private_network(self.sandbox, pair["baseline"])
-            entries[workload.id] = _entry(series, time.perf_counter() - begun, private)
+        done = 0
+        while done < self.max_pairs:
+            step = min(RECORD_ROUND, self.max_pairs - done)
+            for position, workload in enumerate(self.workloads):
+                seed = None
+                if self.seed is not None:
+                    seed = self.seed * 1_000_003 + number * 101 + position + 7919 * done
+                begun = time.perf_counter()
+                more = measure_pairs(
+                    Invocation(pair["baseline"], workload, prefix),
+                    Invocation(pair["candidate"], workload, prefix),
+                    pairs=step,
+                    sandbox=self.sandbox,
+                    check=self.checks[planned.label].check_for(workload.id),
+                    timeout=TimeoutRule.from_manifest(self.manifest.policy, workload),
+                    round_=Round(
+                        first_pair=done, warmup=1 if done == 0 else 0, seed=seed, cpus=self.cpus
+                    ),
+                )
+                seconds[workload.id] += time.perf_counter() - begun
+                known = series.get(workload.id)
+                series[workload.id] = more if known is None else known.extend(more)
+            done += step
+            if any(not s.clean for s in series.values()):
+                break
+            if enough(_trial_stream(planned, series)):
+                break
+        private = private_network(self.sandbox, pair["baseline"])
+        entries = {wid: _entry(found, seconds[wid], private) for wid, found in series.items()}
         return {
             "type": "trial",
             "trial": planned.trial,
@@ -180,19 +206,34 @@ class Bench:
         }
 
 
+def _trial_stream(planned: Planned, series: dict[str, PairSeries]) -> TrialStream:
+    workloads = tuple(
+        RecordedWorkload(
+            wid,
+            {m: found.values("baseline", m) for m in TIMED_METRICS},
+            {m: found.values("candidate", m) for m in TIMED_METRICS},
+        )
+        for wid, found in series.items()
+    )
+    return TrialStream(planned.trial, planned.kind, planned.win_pct, workloads)
+
+
 def _entry(series: PairSeries, seconds: float, private: bool) -> dict[str, Any]:
-    window = series.loads[-1]
     problems = [m.describe() for m in series.mismatches]
     problems += [f.message for f in series.failures]
+    contended = any(
+        measurement_contended(
+            window.before, window.after, series.cpu_per_wall, private_network=private
+        )
+        for window in series.loads
+    )
     return {
         side: {m: series.values(side, m) for m in TIMED_METRICS}
         for side in ("baseline", "candidate")
     } | {
-        "load_before": window.before.one,
-        "load_after": window.after.one,
-        "contended": measurement_contended(
-            window.before, window.after, series.cpu_per_wall, private_network=private
-        ),
+        "load_before": series.loads[0].before.one,
+        "load_after": series.loads[-1].after.one,
+        "contended": contended,
         "problems": problems,
         "seconds": seconds,
     }
@@ -371,9 +412,8 @@ def report(lines: Sequence[dict[str, Any]], manifest: Manifest, max_pairs: int, 
     print(f"\n{title}: {len(streams)} trial(s)\n", flush=True)
     if not streams:
         return
-    policy = manifest.policy
-    schedule = Schedule(round_pairs=policy.round_pairs, max_pairs=max_pairs, alpha=policy.alpha)
-    rules = rules_for(schedule)
+    schedule = schedule_for(manifest)
+    rules = rules_for(manifest)
     table = evaluate(streams, manifest, rules)
     print("\n".join(markdown(table, relative_to=list(rules)[1])))
     realized = ", ".join(f"{k} {v:+.1f} %" for k, v in realized_wins(streams).items())
@@ -443,8 +483,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--example", choices=("logstat", "textstat"), default="logstat")
     parser.add_argument("--aa-trials", type=int, default=100)
     parser.add_argument("--win-trials", type=int, default=30)
-    parser.add_argument("--wins", default="10,5,3", help="known wins in %%, comma-separated")
-    parser.add_argument("--max-pairs", type=int, default=50, help="pairs per stream")
+    parser.add_argument("--wins", default="10,5,4,3", help="known wins in %%, comma-separated")
+    parser.add_argument("--max-pairs", type=int, default=400, help="most pairs per stream")
     parser.add_argument("--workloads", default=None, help="representative workload ids")
     parser.add_argument("--seed", type=int, default=None, help="seed of the environment sizes")
     parser.add_argument("--out", type=Path, default=None, help="JSON-lines record (resumable)")
@@ -486,8 +526,11 @@ def measure_all(args: argparse.Namespace) -> None:
         lines = [t for t in done if t["trial"] in {p.trial for p in planned}]
         todo = [p for p in planned if p.trial not in recorded]
         print(f"{len(lines)} trial(s) already recorded, {len(todo)} to measure", flush=True)
+        rules = rules_for(bench.manifest)
         for number, trial in enumerate(todo, start=1):
-            line = bench.measure(trial, len(lines) + number)
+            line = bench.measure(
+                trial, len(lines) + number, lambda found: decided(found, bench.manifest, rules)
+            )
             append(args.out, line)
             lines.append(line)
             loads = [(e["load_before"], e["load_after"]) for e in line["workloads"].values()]

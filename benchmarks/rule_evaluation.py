@@ -34,14 +34,20 @@ from speedproof.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest
 from speedproof.measure.readings import TIMED_METRICS
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload, StreamError
+from speedproof.measure.schedule import schedule_for
 from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.stats import Schedule, compare, paired_compare
 from speedproof.stats.power import acceptance_probability
+from speedproof.verification import VERIFY_BUDGET_MULTIPLE
 
 # The fixed rules' horizon, and the level of their single test.
 FIXED_PAIRS = 25
 LEVEL = 0.05
+# What a rule that does not apply to a trial (verify's, on a trial of another kind) says.
+NOT_APPLIED = "n/a"
+# The known wins `verify`'s rule is scored on: the issue's "a true 4 % win".
+VERIFY_WINS = (4.0,)
 UnpairedTest = Literal["welch", "mwu"]
 
 
@@ -94,21 +100,21 @@ def recorded_only(stream: TrialStream, manifest: Manifest) -> Manifest:
     return manifest.model_copy(update={"workloads": kept})
 
 
-def sequential_rule(schedule: Schedule) -> Rule:
-    """speedproof's rule: the judge's `SequentialRule` on the recorded pairs."""
+def sequential_rule(schedule: Schedule, wins: Sequence[float] | None = None) -> Rule:
+    """speedproof's rule: the judge's `SequentialRule` on the recorded pairs. A stream that ends
+    before the rule does is a `StreamError` (the recorder then measures on). With `wins`, only
+    trials of those known wins are judged; the others come out `n/a`."""
 
     def rule(stream: TrialStream, manifest: Manifest) -> Outcome:
-        if stream.pairs < schedule.max_pairs:
-            raise StreamError(
-                f"trial {stream.trial} has {stream.pairs} pairs; the schedule may need "
-                f"{schedule.max_pairs}"
-            )
+        if wins is not None and (stream.kind == "a/a" or stream.win_pct not in wins):
+            return Outcome(NOT_APPLIED, 0, 0, "")
         scored = recorded_only(stream, manifest)
         sequential = SequentialRule(scored, schedule, source=stream.recorded())
         evidence = sequential.run()
         verdict = decide(evidence, scored.rules())
         look = sequential.state.look
-        return Outcome(verdict.verdict, schedule.pairs_at(look), look, verdict.reasons[0])
+        pairs = sequential.schedule.pairs_at(look)
+        return Outcome(verdict.verdict, pairs, look, verdict.reasons[0])
 
     return rule
 
@@ -204,13 +210,27 @@ def mwu_rule(stream: TrialStream, manifest: Manifest, fixed: int = FIXED_PAIRS) 
     return _fixed_outcome(readings, manifest, fixed)
 
 
-def rules_for(schedule: Schedule) -> dict[str, Rule]:
-    """The three rules under the names the table prints."""
+def rules_for(manifest: Manifest) -> dict[str, Rule]:
+    """The rules under the names the table prints: the judge's own schedule for the manifest
+    (time budget included), the fixed rules, and `verify`'s schedule on the 4 % wins."""
     return {
-        "(a) speedproof sequential": sequential_rule(schedule),
+        "(a) speedproof sequential": sequential_rule(schedule_for(manifest)),
         "(b) anchor welch 25(+25)": anchor_rule,
         "(c) mwu 25": mwu_rule,
+        "(d) speedproof verify": sequential_rule(
+            schedule_for(manifest, budget_multiple=VERIFY_BUDGET_MULTIPLE), VERIFY_WINS
+        ),
     }
+
+
+def decided(stream: TrialStream, manifest: Manifest, rules: Mapping[str, Rule]) -> bool:
+    """True when every rule reaches its verdict within the pairs `stream` holds."""
+    try:
+        for rule in rules.values():
+            rule(stream, manifest)
+    except StreamError:
+        return False
+    return True
 
 
 # ----- tallies ------------------------------------------------------------------------------
@@ -233,6 +253,7 @@ class Cell:
 def tally(kind: str, outcomes: Sequence[Outcome]) -> Cell:
     """Counts for one kind. Nothing measured here is slower: every reject is a false reject,
     and an accept is false on A/A (the two sides are the same program)."""
+    outcomes = [o for o in outcomes if o.verdict != NOT_APPLIED]
     verdicts = [o.verdict for o in outcomes]
     pairs = [o.pairs for o in outcomes]
     accepted = verdicts.count("accepted")
@@ -281,6 +302,8 @@ def markdown(table: Mapping[str, Mapping[str, Cell]], relative_to: str) -> list[
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for name, cells in table.items():
         for label, cell in cells.items():
+            if not cell.trials:
+                continue
             anchor = table[relative_to][label].mean_pairs
             share = 100.0 * cell.mean_pairs / anchor if anchor else math.nan
             row = [

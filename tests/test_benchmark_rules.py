@@ -16,9 +16,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from rule_evaluation import (
+    NOT_APPLIED,
     StreamError,
     TrialStream,
     anchor_rule,
+    decided,
     evaluate,
     mwu_rule,
     predicted_acceptance,
@@ -176,12 +178,30 @@ def test_the_sequential_rule_gives_up_early_on_a_quiet_a_a_stream(manifest: Mani
     assert (outcome.verdict, outcome.pairs) == ("inconclusive", 10)
 
 
-def test_the_sequential_rule_refuses_a_stream_shorter_than_its_schedule(
+def test_the_sequential_rule_asks_for_more_pairs_than_a_short_stream_holds(
     manifest: Manifest,
 ) -> None:
-    base = _noise(8, 30, 0.01)
-    with pytest.raises(StreamError, match="has 30 pairs; the schedule may need 50"):
-        sequential_rule(SCHEDULE)(_trial(base, base), manifest)
+    # A noisy 3 % win that 30 pairs cannot settle.
+    stream = _trial(_noise(8, 30, 0.05), _scaled(_noise(108, 30, 0.05), 0.97))
+    with pytest.raises(StreamError, match="has 30 pairs; cannot take pairs 30 to 39"):
+        sequential_rule(SCHEDULE)(stream, manifest)
+    # The fixed rules read 25 pairs at least.
+    assert not decided(stream.prefix(20), manifest, rules_for(manifest))
+
+
+def test_a_stream_is_long_enough_once_every_rule_has_decided_within_it(
+    manifest: Manifest,
+) -> None:
+    base = _noise(10, 50, 0.005)
+    assert decided(_trial(base, _scaled(base, 0.8)), manifest, rules_for(manifest))
+
+
+def test_verifys_rule_reads_only_the_four_percent_wins(manifest: Manifest) -> None:
+    base = _noise(11, 50, 0.005)
+    verify = rules_for(manifest)["(d) speedproof verify"]
+    four = TrialStream("win 4 %#0", "win", 4.0, (_workload(base, _scaled(base, 0.8)),))
+    assert verify(four, manifest).verdict == "accepted"
+    assert verify(_trial(base, _scaled(base, 0.8)), manifest).verdict == NOT_APPLIED
 
 
 def test_the_table_counts_false_accepts_on_a_a_and_every_reject_as_false(
@@ -192,8 +212,11 @@ def test_the_table_counts_false_accepts_on_a_a_and_every_reject_as_false(
         _trial(base, _scaled(base, 0.8), "a/a"),  # an A/A that reads a win: a false accept
         _trial(base, _scaled(base, 1.1)),  # a known win that reads a slowdown: a false reject
     ]
-    table = evaluate(streams, manifest, rules_for(SCHEDULE))
-    for cells in table.values():
+    table = evaluate(streams, manifest, rules_for(manifest))
+    for name, cells in table.items():
+        if name == "(d) speedproof verify":
+            assert cells["a/a"].trials == cells["win 10 %"].trials == 0
+            continue
         assert (cells["a/a"].accepted, cells["a/a"].false_accepts) == (1, 1)
         assert (cells["win 10 %"].rejected, cells["win 10 %"].false_rejects) == (1, 1)
         assert cells["win 10 %"].false_accepts == 0

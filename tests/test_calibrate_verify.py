@@ -139,6 +139,13 @@ def test_the_calibrate_command_prints_json_and_writes_the_ledger(
     assert summary["null"]["false_accepts"] == 0
     assert summary["win"]["accepted"] == 1 and summary["win"]["false_accepts"] is None
     assert all(trial["pairs"] == 10 for trial in printed["trials"])
+    # every timed run of every trial is kept, pair by pair, for a trial that needs examining
+    for trial in printed["trials"]:
+        assert set(trial["runs"]) == {"shop-day", "api-day-slow"}
+        for runs in trial["runs"].values():
+            sides = [run[0] for run in runs]
+            assert sides.count("baseline") == sides.count("candidate") >= 10
+            assert all(run[4] > 0 and run[6] > 0 for run in runs)
     sizing = printed["win"]["sizing"]
     assert sizing["probe_wall_s"] > sizing["base_wall_s"] and sizing["probe_share"] > 0.15
     assert sizing["iterations"]["40"] > 0

@@ -50,6 +50,7 @@ CHEAT_WORDS = {
     "cheat-keep-answers-in-worktree": "the candidate wrote .logstat-kept",
     "cheat-keep-answers-beside-binary": "in its build folder",
     "cheat-forked-child-writes-late": "stdout differs",
+    "cheat-forge-test-report": "test results tampered with",
 }
 CASES = [
     pytest.param(

@@ -6,6 +6,7 @@ import pytest
 
 from speedproof.errors import ManifestError
 from speedproof.manifest import load_manifest, parse_manifest
+from speedproof.measure.schedule import schedule_for
 
 GOOD = """\
 [target]
@@ -104,14 +105,24 @@ def test_loading_a_folder_finds_its_manifest(tmp_path: Path) -> None:
     assert loaded.manifest.target.name == "demo"
 
 
-def test_the_default_schedule_is_sequential_in_rounds_of_ten_up_to_fifty() -> None:
+def test_the_default_schedule_is_sequential_in_rounds_of_ten_within_a_time_budget() -> None:
     policy = parse_manifest(GOOD.replace("pairs = 30", "")).policy
     assert (policy.round_pairs, policy.max_pairs, policy.pairs, policy.alpha) == (
         10,
-        50,
+        200,
         None,
         0.05,
     )
+    assert policy.max_measure_s == 20.0
+    schedule = schedule_for(parse_manifest(GOOD.replace("pairs = 30", "")))
+    assert (schedule.max_pairs, schedule.budget_s) == (200, 20.0)
+    off = parse_manifest(GOOD.replace("pairs = 30", "max_measure_s = 0"))
+    assert schedule_for(off).budget_s is None
+
+
+def test_a_negative_time_budget_is_refused_with_its_line() -> None:
+    message = _error(GOOD.replace("pairs = 30", "max_measure_s = -1"))
+    assert "max_measure_s" in message and "m.toml:" in message
 
 
 def test_a_maximum_below_the_round_is_refused_with_its_line() -> None:

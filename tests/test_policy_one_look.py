@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from typing import NoReturn
-
-import pytest
 
 from speedproof.evidence import Comparison, Evidence, PolicyRules
 from speedproof.manifest import Manifest, parse_manifest
 from speedproof.measure.environment import LoadSnapshot
+from speedproof.measure.replay import RecordedPairs
 from speedproof.measure.runner import LoadWindow, PairSeries, Sample
-from speedproof.measure.schedule import Measured, SequentialMeasurement, schedule_for
+from speedproof.measure.schedule import schedule_for
+from speedproof.measure.sequential_rule import RuleState, SequentialRule
 from speedproof.policy import decide, keep_measuring
 from speedproof.program import Side
-from speedproof.sandbox import make_sandbox
-from speedproof.verification import DEFAULT_PAIRS
 
 RULES = PolicyRules()  # wall; floor 3 %; limit 2 %; guardrails cpu, memory; support required.
 
@@ -142,26 +139,20 @@ def _series(pairs: int, win: float, seed: int) -> PairSeries:
     return PairSeries("w", tuple(samples), (), (), (), (LoadWindow(quiet, quiet),), (60.0,))
 
 
-def _nothing_runs(workload: str) -> NoReturn:
-    pytest.fail(f"no run of {workload} was expected")
-
-
 def _evidence_at_first_look(manifest: Manifest, pairs: int | None, series: PairSeries) -> Evidence:
-    """The evidence `SequentialMeasurement` builds at look 1 of the judge's schedule."""
-    measurement = SequentialMeasurement(
-        manifest=manifest,
-        sandbox=make_sandbox(allow_unsandboxed=True),
-        programs={},
-        checks=_nothing_runs,
-        schedule=schedule_for(manifest, pairs),
-        cpus=None,
-    )
-    return measurement.evidence(Measured(series={"w": series}, look=1))
+    """The evidence the judge's `SequentialRule` builds at look 1 of its schedule."""
+    rule = SequentialRule(manifest, schedule_for(manifest, pairs), source=RecordedPairs({}))
+    rule.state = RuleState(series={"w": series}, look=1)
+    return rule.evidence()
 
 
-def test_verify_accepts_a_true_four_percent_win_at_its_one_look_of_60_pairs() -> None:
+# `speedproof verify --pairs 60`: one look of 60 pairs.
+VERIFY_PAIRS = 60
+
+
+def test_verify_with_a_fixed_60_pairs_accepts_a_true_four_percent_win_at_its_one_look() -> None:
     manifest = parse_manifest(MANIFEST, "speedproof.toml")
-    found = _evidence_at_first_look(manifest, DEFAULT_PAIRS, _series(DEFAULT_PAIRS, 0.04, 1))
+    found = _evidence_at_first_look(manifest, VERIFY_PAIRS, _series(VERIFY_PAIRS, 0.04, 1))
     assert (found.look, found.final, found.alpha) == (1, True, 0.05)
     verdict = decide(found, manifest.rules())
     # `Verification` flags every re-judgement that is not accepted as `no-longer-holds`.

@@ -95,3 +95,44 @@ def test_a_rule_never_reads_past_the_pairs_of_its_last_look() -> None:
     # 30 pairs recorded, a 30-pair schedule: a stream one look longer would be needed to read on.
     verdict, look, evidence = run(stream(30, 0.10, 1.0, seed=6), Schedule(max_pairs=30))
     assert look == 3 and evidence.final and verdict == "inconclusive"
+
+
+def test_a_time_budget_sizes_the_last_look_from_what_the_first_round_cost() -> None:
+    # Pairs of 0.1 s a side cost 0.2 s: a 9 s budget fits 45 pairs, which is 4 whole rounds.
+    found = stream(200, 0.10, 1.0, seed=6)
+    schedule = Schedule(round_pairs=10, max_pairs=200, budget_s=9.0)
+    rule = SequentialRule(manifest(), schedule, source=RecordedPairs({"parse": found}))
+    rule.run()
+    assert rule.schedule.max_pairs == 40 and rule.schedule.budget_s is None
+    assert rule.state.look <= 4
+
+
+def test_a_budget_never_lifts_the_last_look_past_max_pairs_nor_below_one_round() -> None:
+    capped = Schedule(round_pairs=10, max_pairs=55, budget_s=1000.0).within_budget(0.2)
+    assert (capped.max_pairs, capped.budget_s) == (55, None)
+    tight = Schedule(round_pairs=10, max_pairs=200, budget_s=0.5).within_budget(0.2)
+    assert tight.max_pairs == 10
+    assert Schedule.fixed(25).within_budget(0.2) == Schedule.fixed(25)
+
+
+def test_a_nonsense_budget_is_an_error() -> None:
+    for budget in (0.0, -1.0, float("nan")):
+        try:
+            Schedule(budget_s=budget)
+        except ValueError as exc:
+            assert "time budget" in str(exc)
+        else:
+            raise AssertionError(f"budget {budget} was taken")
+
+
+def test_no_change_on_a_noisy_machine_stops_before_the_budget_is_spent_and_says_why() -> None:
+    found = stream(200, 0.12, 1.0, seed=11)
+    verdict, look, evidence = run(found, Schedule(round_pairs=10, max_pairs=200))
+    assert verdict == "inconclusive" and look < 20
+    assert any(n.startswith("measurement stopped early, at ") for n in evidence.measurement_notes)
+
+
+def test_a_true_win_of_twice_the_floor_is_measured_to_an_accept_not_stopped_early() -> None:
+    found = stream(200, 0.12, 0.94, seed=12)
+    verdict, _, evidence = run(found, Schedule(round_pairs=10, max_pairs=200))
+    assert verdict == "accepted", evidence.measurement_notes

@@ -83,6 +83,8 @@ class JudgeOptions:
     instructions: bool | None = None
     # A folder of holdout inputs named by `{holdout}`, over the manifest's `[holdout] dir`.
     holdout_dir: Path | None = None
+    # The sequential schedule's time budget and cap, times this (`verify` measures with more).
+    budget_multiple: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,9 @@ class Judge:
         self.base_rev = resolve_rev(self.repo, options.base)
         self.protected = ProtectedPaths.for_manifest(loaded, self.repo)
         self.target_rel = loaded.root.resolve().relative_to(self.repo)
-        self.schedule = schedule_for(self.manifest, options.pairs)
+        self.schedule = schedule_for(
+            self.manifest, options.pairs, budget_multiple=options.budget_multiple
+        )
         # Read once, before anything is measured: a setting this machine cannot meet stops here.
         self.timed_cpus = timed_cpus(self.manifest.policy.timed_cpus)
         # Baseline instruction counts per (base revision, workload): a campaign judges many
@@ -311,6 +315,7 @@ class Judge:
             "schedule": {
                 "round_pairs": self.schedule.round_pairs,
                 "max_pairs": self.schedule.max_pairs,
+                "budget_s": self.schedule.budget_s,
                 "alpha": self.schedule.alpha,
                 "looks": self.schedule.looks(),
             },

@@ -176,6 +176,13 @@ class Sandbox(_Strict):
     env_allow: list[str] = ["LANG", "LC_ALL", "TZ", "TERM"]
 
 
+# The schedule's defaults (docs/adr/0042): a 5 % win needs 80-140 pairs at this kind of
+# machine's noise (winsorized sd 8.5-11 % per pair, docs/adr/0029); on a 40 ms workload a pair
+# costs about 0.09 s of timed runs, so 20 s fits about 200 pairs.
+MAX_PAIRS_DEFAULT = 200
+MAX_MEASURE_S_DEFAULT = 20.0
+
+
 class Policy(_Strict):
     # A built-in metric, or the primary metric of the [reported] block.
     primary_metric: str = "wall"
@@ -183,10 +190,13 @@ class Policy(_Strict):
     guardrail_limit_pct: float = Field(default=2.0, gt=0)
     guardrails: list[str] = ["cpu", "memory"]
     statistical_support_required: bool = True
-    # The sequential schedule (docs/adr/0020): measure `round_pairs` pairs a round and stop as
-    # soon as the verdict is certain, never past `max_pairs`; `alpha` is spent across the looks.
+    # The sequential schedule (docs/adr/0020, 0042): measure `round_pairs` pairs a round and
+    # stop as soon as the verdict is certain; `alpha` is spent across the looks up to the pairs
+    # that fit `max_measure_s` seconds of timed runs per workload (both sides), at most
+    # `max_pairs`. `max_measure_s = 0`: no budget, `max_pairs` is the last look.
     round_pairs: int = Field(default=10, ge=4, le=1000)
-    max_pairs: int = Field(default=50, ge=4, le=10000)
+    max_pairs: int = Field(default=MAX_PAIRS_DEFAULT, ge=4, le=10000)
+    max_measure_s: float = Field(default=MAX_MEASURE_S_DEFAULT, ge=0)
     alpha: float = Field(default=0.05, gt=0, lt=0.5)
     # A fixed schedule instead: exactly this many pairs, one look.
     pairs: int | None = Field(default=None, ge=4, le=10000)

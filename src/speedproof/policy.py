@@ -92,28 +92,44 @@ def keep_measuring(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
         return ()
     floor = rules.accept_floor_pct
     reasons = [
-        f"{c.metric} on workload {c.workload} could still improve by {_best_end(c):.2f}% "
+        f"{c.metric} on workload {c.workload} could still improve by {best_end(c):.2f}% "
         f"({_interval(c)}), at least the {floor:g}% floor."
-        for c in _representative(evidence, rules)
-        if not c.exact and _best_end(c) >= floor
+        for c in could_still_improve(evidence, rules)
     ]
     reasons += [
         f"{c.metric} on workload {c.workload} could still be {-_worst_end(c):.2f}% worse "
         f"({_interval(c)}), beyond the {rules.limit_for(c.metric):g}% limit."
+        for c in could_still_worsen(evidence, rules)
+    ]
+    return tuple(reasons)
+
+
+def could_still_improve(evidence: Evidence, rules: PolicyRules) -> list[Comparison]:
+    """Representative tested readings whose interval still reaches the accept floor."""
+    return [
+        c
+        for c in _representative(evidence, rules)
+        if not c.exact and best_end(c) >= rules.accept_floor_pct
+    ]
+
+
+def could_still_worsen(evidence: Evidence, rules: PolicyRules) -> list[Comparison]:
+    """Judged tested readings whose interval still reaches beyond their limit."""
+    return [
+        c
         for c in evidence.comparisons
         if _judged(c, rules)
         and not c.exact
         and c.finite
         and _worst_end(c) < -rules.limit_for(c.metric)
     ]
-    return tuple(reasons)
 
 
 def _interval(c: Comparison) -> str:
     return f"interval [{c.ci_low_pct:+.2f}%, {c.ci_high_pct:+.2f}%]"
 
 
-def _best_end(c: Comparison) -> float:
+def best_end(c: Comparison) -> float:
     """The most favourable improvement the reading's interval allows, in %."""
     return -c.ci_low_pct if c.lower_is_better else c.ci_high_pct
 
@@ -368,7 +384,7 @@ def carry_over_settled(evidence: Evidence, rules: PolicyRules, rests_on: str) ->
     if not won or not twin or not twin[0].finite:
         return False
     needed = fraction * won[0].improvement_pct
-    return _worst_end(twin[0]) >= needed or _best_end(twin[0]) < needed
+    return _worst_end(twin[0]) >= needed or best_end(twin[0]) < needed
 
 
 def _unseen(evidence: Evidence, rules: PolicyRules) -> Iterator[Comparison]:

@@ -2,8 +2,9 @@
 
 An accept was measured once, against one base, on one afternoon's machine. Verification takes
 each accepted candidate's recorded diff and judges it again through the whole path (guard,
-build, tests, behaviour, measurement) with a fixed schedule of `pairs` pairs (default 60, more
-than any sequential look takes) against the base it was accepted on; then all the accepted
+build, tests, behaviour, measurement) against the base it was accepted on, under the judge's own
+sequential rule with twice its time budget and pair cap (`VERIFY_BUDGET_MULTIPLE`), or a fixed
+schedule of `pairs` pairs when asked; then all the accepted
 diffs applied in order, stacked, against the first one's base: wins that each held alone can
 overlap, or cancel, once they are together.
 
@@ -27,7 +28,10 @@ from speedproof.sandbox import Sandbox
 from speedproof.workspace import apply_patch, normalise_patch, worktree
 from speedproof.workspace.gitcmd import git_ok
 
-DEFAULT_PAIRS = 60
+# Twice the judge's budget: a true win near the floor, which the judge accepted at the front of
+# its reading's spread, needs more pairs to be seen again at its true size than to be seen once
+# (docs/adr/0042).
+VERIFY_BUDGET_MULTIPLE = 2.0
 Mode = Literal["alone", "stacked"]
 Progress = Callable[[str, str], None]
 
@@ -99,7 +103,7 @@ def accepted_candidates(
 
 
 class Verification:
-    """Re-judges accepted candidates with a fixed, larger schedule."""
+    """Re-judges accepted candidates with a larger schedule."""
 
     def __init__(
         self,
@@ -107,7 +111,7 @@ class Verification:
         *,
         sandbox: Sandbox,
         ledger: Ledger,
-        pairs: int = DEFAULT_PAIRS,
+        pairs: int | None = None,
         progress: Progress = _quiet,
         holdout_dir: Path | None = None,
     ) -> None:
@@ -130,6 +134,7 @@ class Verification:
         options = JudgeOptions(
             base=base,
             pairs=self.pairs,
+            budget_multiple=VERIFY_BUDGET_MULTIPLE,
             origin="verify",
             campaign=campaign,
             holdout_dir=self.holdout_dir,
@@ -144,7 +149,8 @@ class Verification:
         return judge.judge(diff)
 
     def _alone(self, candidate: Accepted) -> Recheck:
-        self.progress("verify", f"candidate {candidate.id} alone, {self.pairs} pairs")
+        how = "twice the judge's time budget" if self.pairs is None else f"{self.pairs} pairs"
+        self.progress("verify", f"candidate {candidate.id} alone, {how}")
         outcome = self._judge(candidate.base_rev, candidate.diff, candidate.campaign)
         return self._record(
             "alone", (candidate.id,), candidate.base_rev, outcome, candidate.campaign

@@ -17,7 +17,7 @@ from speedproof.judging import LEDGER_FOLDER
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME, load_manifest
 from speedproof.sandbox import make_sandbox
-from speedproof.verification import DEFAULT_PAIRS, Recheck, Verification, accepted_candidates
+from speedproof.verification import Recheck, Verification, accepted_candidates
 
 EXIT_FLAGGED = 1
 EXIT_ERROR = 3
@@ -55,7 +55,14 @@ def verify_command(
     candidate: Annotated[
         list[int] | None, typer.Option("--candidate", help="Only these candidate ids.")
     ] = None,
-    pairs: Annotated[int, typer.Option(min=4, help="Pairs per workload.")] = DEFAULT_PAIRS,
+    pairs: Annotated[
+        int | None,
+        typer.Option(
+            min=4,
+            help="A fixed number of pairs per workload (default: the judge's sequential rule "
+            "with twice its time budget).",
+        ),
+    ] = None,
     no_sandbox: Annotated[
         bool, typer.Option("--no-sandbox", help="Run without bubblewrap. Recorded.")
     ] = False,

@@ -65,9 +65,11 @@ def render_report(report: CalibrationReport, console: Console) -> None:
             f"of {iterations:,} iterations injected into the baseline at start."
         )
     schedule = report.schedule
+    budget = schedule.get("budget_s")
+    within = f", within {budget:g} s of timed runs a workload" if budget else ""
     console.print(
-        f"schedule: rounds of {schedule['round_pairs']} pairs up to {schedule['max_pairs']}, "
-        f"alpha {schedule['alpha']:g}; sandbox {report.sandbox}."
+        f"schedule: rounds of {schedule['round_pairs']} pairs up to {schedule['max_pairs']}"
+        f"{within}, alpha {schedule['alpha']:g}; sandbox {report.sandbox}."
     )
 
 

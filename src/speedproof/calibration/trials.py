@@ -38,6 +38,7 @@ from speedproof.measure.environment import describe_environment
 from speedproof.measure.pinning import describe as describe_cpus
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.resolution import Spread
+from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.policy import decide
 from speedproof.program import Program, Side
@@ -82,6 +83,10 @@ class Trial:
     reason: str
     # Workload -> (sd, winsorized sd) of the primary metric's per-pair log ratios at the end.
     spreads: dict[str, Spread] = field(default_factory=dict)
+    # Workload -> every timed run of the trial in run order, warm-ups left out: [side, series,
+    # pair, position, wall s, CPU s, peak KiB, environment pad]. Kept so that an odd trial (an
+    # A/A reject) can be examined pair by pair from the ledger's `calibration` event.
+    runs: dict[str, list[list[Any]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -234,6 +239,7 @@ class Calibration:
                 "max_pairs": self.schedule.max_pairs,
                 "alpha": self.schedule.alpha,
                 "rho": self.schedule.rho,
+                "budget_s": self.schedule.budget_s,
             },
             win={
                 "kind": "patch" if self.options.win_patch else "injected slowdown",
@@ -351,6 +357,7 @@ class Calibration:
 
     def _trial(self, kind: TrialKind, index: int, builds: _Builds) -> Trial:
         self.progress("trial", f"{kind} trial {index + 1} of {self.options.trials}")
+        runs: dict[str, list[list[Any]]] = {}
         measurement = SequentialMeasurement(
             manifest=self.manifest,
             sandbox=self.sandbox,
@@ -358,7 +365,7 @@ class Calibration:
             checks=builds.checks[kind].check_for,
             schedule=self.schedule,
             cpus=self.cpus,
-            sinks=Sinks(progress=self.progress),
+            sinks=Sinks(sample=_keep_into(runs), progress=self.progress),
         )
         evidence = measurement.run()
         verdict = decide(evidence, self.manifest.rules())
@@ -368,5 +375,27 @@ class Calibration:
         )
         spreads = reading_spreads(evidence, self.manifest.rules().primary_metric)
         return Trial(
-            kind, index, verdict.verdict, pairs, evidence.look, verdict.reasons[0], spreads
+            kind, index, verdict.verdict, pairs, evidence.look, verdict.reasons[0], spreads, runs
         )
+
+
+def _keep_into(runs: dict[str, list[list[Any]]]) -> Callable[[int, str, Sample], None]:
+    """A sample sink that keeps every timed run of a trial, per workload."""
+
+    def keep(series: int, workload: str, sample: Sample) -> None:
+        if sample.warmup:
+            return
+        runs.setdefault(workload, []).append(
+            [
+                sample.side,
+                series,
+                sample.pair_index,
+                sample.position,
+                sample.wall_s,
+                sample.cpu_s,
+                sample.max_rss_kib,
+                sample.env_pad,
+            ]
+        )
+
+    return keep

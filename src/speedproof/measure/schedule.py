@@ -66,8 +66,14 @@ def _ignore_gate(
     """The default gate sink: keep nothing."""
 
 
-def schedule_for(manifest: Manifest, pairs: int | None = None) -> Schedule:
-    """The schedule a judgement uses: `pairs` (a caller's override) or the manifest's."""
+def schedule_for(
+    manifest: Manifest, pairs: int | None = None, *, budget_multiple: float = 1.0
+) -> Schedule:
+    """The schedule a judgement uses: `pairs` (a caller's override) or the manifest's.
+
+    `budget_multiple` scales the sequential schedule's time budget and its cap alike: `verify`
+    measures with twice the judge's (docs/adr/0042).
+    """
     policy = manifest.policy
     if pairs is not None:
         return Schedule.fixed(pairs, policy.alpha)
@@ -75,7 +81,12 @@ def schedule_for(manifest: Manifest, pairs: int | None = None) -> Schedule:
         return Schedule.fixed(manifest.reported.repeats, policy.alpha)
     if policy.pairs is not None:
         return Schedule.fixed(policy.pairs, policy.alpha)
-    return Schedule(round_pairs=policy.round_pairs, max_pairs=policy.max_pairs, alpha=policy.alpha)
+    return Schedule(
+        round_pairs=policy.round_pairs,
+        max_pairs=max(policy.round_pairs, round(policy.max_pairs * budget_multiple)),
+        alpha=policy.alpha,
+        budget_s=(policy.max_measure_s * budget_multiple) or None,
+    )
 
 
 @dataclass
@@ -122,7 +133,15 @@ class SequentialMeasurement:
             fixed_readings=self.fixed_readings,
             progress=self.sinks.progress,
         )
-        return rule.run()
+        evidence = rule.run()
+        detail = {
+            "budget_s": self.schedule.budget_s,
+            "max_pairs": rule.schedule.max_pairs,
+            "looks": rule.state.look,
+            "pairs": rule.schedule.pairs_at(rule.state.look),
+        }
+        self.sinks.gate("schedule", True, 0.0, (), detail)
+        return evidence
 
     # ----- the source of pairs --------------------------------------------------------------
 

@@ -12,6 +12,13 @@ are computed at the look's share of the error budget (`Schedule.alpha_at`, docs/
 Holm across workloads within each metric, and `policy.keep_measuring` says whether another round
 can still change the verdict. The schedule's last look ends what is undecided as inconclusive.
 
+A schedule with a time budget (`[policy] max_measure_s`) is sized once the first round is
+measured: its last look is the pairs the slowest representative workload fits in the budget, at
+most `max_pairs` (docs/adr/0042). Before each further round, `resolution.beyond_budget` asks
+whether the wins the intervals still allow could be resolved by that last look; when none could
+and no worsening can still be shown, the rule stops with a note saying what the best of them
+would need.
+
 A round the source calls contended is measured again, once per candidate; the contended round's
 samples stay in the ledger but not in the analysis, and a second contended round is kept and
 flagged in the verdict's notes.
@@ -22,6 +29,7 @@ Layering runs one way: `stats` (numbers) <- `policy` (verdicts from evidence) <-
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -29,7 +37,7 @@ from typing import Protocol
 from speedproof.evidence import TWIN_SUFFIX, Comparison, Evidence
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.readings import lane_comparisons
-from speedproof.measure.resolution import unresolved_win_notes
+from speedproof.measure.resolution import beyond_budget, unresolved_win_notes
 from speedproof.measure.runner import PairSeries
 from speedproof.policy import carry_over_settled, decide, keep_measuring, streaks
 from speedproof.stats import Schedule
@@ -95,6 +103,11 @@ class SequentialRule:
         rules = self.manifest.rules()
         evidence = self._look(chosen)
         while keep_measuring(evidence, rules):
+            stop = beyond_budget(evidence, rules, self.schedule)
+            if stop is not None:
+                self.state.notes.append(stop)
+                evidence = self.evidence()
+                break
             self.state.earlier_accepts, self.state.earlier_rejects = streaks(evidence, rules)
             self.progress("round", f"look {self.state.look} is not settled; one more round")
             evidence = self._look(chosen)
@@ -111,7 +124,19 @@ class SequentialRule:
         pairs = self.schedule.pairs_at(state.look) - before
         for workload in workloads:
             self._round(workload, pairs, before)
+        if self.schedule.budget_s is not None:
+            self.schedule = self.schedule.within_budget(self._pair_seconds(workloads))
+            self.progress("budget", f"the time budget allows {self.schedule.max_pairs} pairs")
         return self.evidence()
+
+    def _pair_seconds(self, workloads: Sequence[Workload]) -> float:
+        """What one pair of the slowest workload costs in timed runs, both sides, in seconds."""
+        costs = [
+            statistics.fmean(b.wall_s + c.wall_s for b, c in pairs)
+            for pairs in (self.state.series[w.id].complete_pairs() for w in workloads)
+            if pairs
+        ]
+        return max(costs, default=0.0)
 
     def _round(self, workload: Workload, pairs: int, before: int) -> None:
         state = self.state

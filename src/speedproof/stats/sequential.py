@@ -38,7 +38,7 @@ average against 15.7 at rho = 1.5, accepted as many 5 % wins (27 of 30) in 32.0 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # The shape of the spending function alpha × t^rho; see the module docstring and ADR 0020.
 DEFAULT_RHO = 1.0
@@ -54,6 +54,10 @@ class Schedule:
     max_pairs: int = 50
     alpha: float = 0.05
     rho: float = DEFAULT_RHO
+    # Seconds of timed runs (both sides of every pair) one workload may take; None: no budget.
+    # A schedule with a budget is sized by `within_budget` once the first round has shown what
+    # a pair costs, and `max_pairs` is then only its cap (docs/adr/0042).
+    budget_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.round_pairs < MIN_ROUND_PAIRS:
@@ -68,6 +72,24 @@ class Schedule:
             raise ValueError(f"alpha must lie in (0, 0.5), got {self.alpha!r}")
         if not (math.isfinite(self.rho) and self.rho > 0.0):
             raise ValueError(f"rho must be a positive number, got {self.rho!r}")
+        if self.budget_s is not None and not (math.isfinite(self.budget_s) and self.budget_s > 0):
+            raise ValueError(f"a time budget must be a positive number, got {self.budget_s!r}")
+
+    def within_budget(self, pair_s: float) -> Schedule:
+        """The schedule whose last look is the pairs that fit the budget at `pair_s` seconds a
+        pair: whole rounds, at least one, at most `max_pairs`. Without a budget, itself.
+
+        Sized before the first look is tested, from the pairs' timings alone, so the level each
+        look spends is fixed before any test sees the difference the pairs measure.
+        """
+        if self.budget_s is None:
+            return self
+        fits = self.max_pairs if pair_s <= 0 else int(self.budget_s / pair_s)
+        if fits >= self.max_pairs:
+            return replace(self, budget_s=None)
+        return replace(
+            self, max_pairs=max(1, fits // self.round_pairs) * self.round_pairs, budget_s=None
+        )
 
     @classmethod
     def fixed(cls, pairs: int, alpha: float = 0.05) -> Schedule:

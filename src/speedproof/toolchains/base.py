@@ -229,9 +229,10 @@ class Context:
         env: Mapping[str, str],
         timeout_s: float,
         readable: Sequence[Path] = (),
+        stdin: Path | None = None,
     ) -> ProcessResult:
         """Run one build or test command in the sandbox: it sees the toolchain, `readable` and
-        `writable`, and may write only `writable`."""
+        `writable`, and may write only `writable`; `stdin` is a file it reads on standard input."""
         for folder in writable:
             # bubblewrap can only bind folders that exist.
             folder.mkdir(parents=True, exist_ok=True)
@@ -241,7 +242,9 @@ class Context:
             network=self.manifest.sandbox.network,
             readable=tuple(dict.fromkeys([*self.tools, *readable])),
         )
-        return run_process(argv, cwd=cwd, sandbox=self.sandbox, spec=spec, timeout_s=timeout_s)
+        return run_process(
+            argv, cwd=cwd, sandbox=self.sandbox, spec=spec, timeout_s=timeout_s, stdin=stdin
+        )
 
     def program(
         self, tree: Tree, argv: Sequence[str], extra: Mapping[str, str] | None = None

