@@ -36,10 +36,12 @@ from speedproof.ledger import Ledger, SampleRow
 from speedproof.manifest import LoadedManifest, Workload
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.instructions import (
+    STATISTICAL_RUNS,
     InstructionReading,
     baseline_fault,
     count_instructions,
     instruction_comparison,
+    sampled,
 )
 from speedproof.measure.pinning import describe as describe_cpus
 from speedproof.measure.pinning import timed_cpus
@@ -723,12 +725,15 @@ class Judge:
             self.progress("instructions", f"{workload.id}: counting under Cachegrind")
             readings = self._count_sides(sides, workload, behaviour.check_for(workload.id))
             comparison = instruction_comparison(
-                readings["baseline"], readings["candidate"], tier=workload.tier
+                readings["baseline"],
+                readings["candidate"],
+                tier=workload.tier,
+                alpha=self.manifest.policy.alpha,
             )
             self._gate(
                 candidate_id,
                 f"instructions:{workload.id}",
-                comparison.exact,
+                comparison.exact or comparison.finite,
                 time.perf_counter() - start,
                 () if comparison.exact else (comparison.note,),
                 {
@@ -751,32 +756,38 @@ class Judge:
         prefix = tuple(self.manifest.target.prefix)
         timeout_s = self.manifest.instructions.timeout_s
 
-        def count(side: str) -> InstructionReading:
+        def count(side: str, repeats: int) -> InstructionReading:
             return count_instructions(
                 Invocation(self._visible(sides.programs[side], workload), workload, prefix),
                 sandbox=self.sandbox,
                 timeout_s=timeout_s,
-                repeats=self._repeats(side),
+                repeats=repeats,
                 check=check,
             )
 
         # Generated inputs are new every judgement: the key holds the filled args.
         key = (self.base_rev, workload.id, *workload.args, workload.stdin or "")
+        known = self._baseline_ir.get(key)
+        first = self._repeats("candidate", known)
         with ThreadPoolExecutor(max_workers=2) as pool:
-            candidate = pool.submit(count, "candidate")
-            known = self._baseline_ir.get(key)
-            baseline = known if known is not None else count("baseline")
-            readings = {"baseline": baseline, "candidate": candidate.result()}
-        if known is None and baseline.stable:
+            candidate = pool.submit(count, "candidate", first)
+            baseline = known if known is not None else count("baseline", self._repeats("baseline"))
+            found = candidate.result()
+        if sampled(baseline) and not baseline.stable and not sampled(found) and found.counted:
+            # The baseline's counts vary (Go): the candidate's single count cannot be compared
+            # with a sample; it is counted up to the same number of runs.
+            more = count("candidate", STATISTICAL_RUNS - len(found.runs))
+            found = replace(found, runs=(*found.runs, *more.runs))
+        if known is None and (baseline.stable or sampled(baseline)):
             self._baseline_ir[key] = baseline
-        return readings
+        return {"baseline": baseline, "candidate": found}
 
     def _instructions_on(self) -> bool:
         if self.options.instructions is not None:
             return self.options.instructions
         return self.manifest.counts_instructions
 
-    def _repeats(self, side: str) -> int:
+    def _repeats(self, side: str, baseline: InstructionReading | None = None) -> int:
         """Runs a side under Cachegrind.
 
         The baseline always runs `repeats` times: that is the lane's proof that the target
@@ -788,6 +799,8 @@ class Judge:
         lane = self.manifest.instructions
         if side == "baseline" or self.manifest.policy.primary_metric == "instructions":
             return lane.repeats
+        if baseline is not None and not baseline.stable:
+            return STATISTICAL_RUNS  # known to vary: a sample from the start
         return 1
 
     def _size(self, sides: _Sides) -> list[Comparison]:

@@ -112,6 +112,11 @@ class Workload(_Strict):
     generate: list[str] = []
     # The win on this workload truly belongs to its input: the carry-over rule does not apply.
     input_specific: bool = False
+    # How its twin's inputs are made (docs/adr/0048): "copy", the same bytes under fresh names;
+    # "lines", the same lines less a random twentieth of them after the first, so that answers
+    # keyed by the input's content miss too. For line-oriented inputs only: the baseline must
+    # still read the result.
+    twin: Literal["copy", "lines"] = "copy"
 
     @field_validator("generate")
     @classmethod

@@ -291,12 +291,13 @@ def _lane_notes(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
     if rules.primary_metric == INSTRUCTIONS:
         return ()
     return tuple(
-        f"the instruction lane shows a deterministic change of {c.delta_pct:+.2f}% on "
-        f"workload {c.workload} ({c.baseline_mean:.0f} → {c.candidate_mean:.0f} Ir); the "
-        f"verdict rests on {rules.primary_metric} as the manifest declares."
+        f"the instruction lane shows a {'deterministic' if c.exact else 'significant'} change "
+        f"of {c.delta_pct:+.2f}% on workload {c.workload} ({c.baseline_mean:.0f} → "
+        f"{c.candidate_mean:.0f} Ir); the verdict rests on {rules.primary_metric} as the "
+        "manifest declares."
         for c in evidence.comparisons
         if c.lane == INSTRUCTIONS
-        and c.exact
+        and (c.exact or c.significant)
         and c.finite
         and abs(c.delta_pct) >= rules.accept_floor_pct
     )

@@ -4,6 +4,11 @@ A candidate that recognises a visible input by its argv, path, size or modificat
 answers from a stored table still has to compute the twin's answer: the twin's argv names files
 it has never seen (fresh names, fresh mtimes) with the same content. Its output may mention the
 file names, so a twin is compared baseline against candidate, never against the original.
+
+A table keyed by the input's *content* (a hash of the bytes) still answers a copy. A workload
+marked `twin = "lines"` gets a twin whose inputs also lose a random twentieth of their lines
+after the first (a header stays), drawn per judgement: the content is new, the work nearly the
+same, so an honest win reappears and a content-keyed table misses (docs/adr/0048).
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ from speedproof.manifest import Workload
 # Random bytes in a copy's name: 64 bits, so no candidate can list the names ahead of time.
 NAME_BYTES = 8
 READ_ONLY = 0o444
+# A "lines" twin drops one line in this many after the first (at least one line of three or
+# more): a 5 % smaller input moves an honest win by well under the carry-over margin (a quarter
+# of the win), and C(n, n/20) subsets leave no table of answers a chance.
+DROP_ONE_IN = 20
 
 
 def twin_id(workload_id: str) -> str:
@@ -36,16 +45,32 @@ def declared_inputs(workload: Workload) -> list[str]:
     return list(dict.fromkeys(named))
 
 
-def fresh_copy(source: Path, folder: Path) -> Path:
+def fresh_copy(source: Path, folder: Path, *, drop_lines: bool = False) -> Path:
     """Copy `source` into `folder` under a random name that keeps its suffixes (a program may
-    read `.csv` differently from `.txt`); the copy is read-only and has a fresh mtime."""
+    read `.csv` differently from `.txt`); the copy is read-only and has a fresh mtime. With
+    `drop_lines`, a random twentieth of the lines after the first are left out."""
     if not source.is_file():
         raise InfrastructureError(f"declared input {source} is not a readable file")
     suffix = "".join(PurePosixPath(source.name).suffixes)
     target = folder / (secrets.token_hex(NAME_BYTES) + suffix)
-    shutil.copyfile(source, target)
+    if drop_lines:
+        target.write_bytes(fewer_lines(source.read_bytes()))
+    else:
+        shutil.copyfile(source, target)
     target.chmod(READ_ONLY)
     return target
+
+
+def fewer_lines(content: bytes) -> bytes:
+    """`content` less a random twentieth of its lines after the first (at least one when there
+    are three or more), the rest in their order and byte for byte."""
+    lines = content.splitlines(keepends=True)
+    if len(lines) < 3:
+        return content
+    count = max(1, (len(lines) - 1) // DROP_ONE_IN)
+    chooser = secrets.SystemRandom()
+    dropped = set(chooser.sample(range(1, len(lines)), count))
+    return b"".join(line for index, line in enumerate(lines) if index not in dropped)
 
 
 def make_twin(workload: Workload, root: Path, folder: Path) -> Workload | None:
@@ -55,7 +80,8 @@ def make_twin(workload: Workload, root: Path, folder: Path) -> Workload | None:
     if not declared:
         return None
     folder.mkdir(parents=True, exist_ok=True)
-    copies = {name: str(fresh_copy(root / name, folder)) for name in declared}
+    drop = workload.twin == "lines"
+    copies = {name: str(fresh_copy(root / name, folder, drop_lines=drop)) for name in declared}
     # model_copy skips validation on purpose: the `~` of a twin id is not a manifest id's.
     return workload.model_copy(
         update={

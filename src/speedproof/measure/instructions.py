@@ -4,8 +4,11 @@ Each side of a workload runs `repeats` times under Cachegrind (`speedproof.measu
 in the same bubblewrap sandbox as the timed lane, with address randomisation off and the
 environment below. A count is a deterministic reading: when every run of a side gives the same
 number, one number is the whole truth and the comparison is `exact`. When two runs of the same
-binary differ, the reading is *unstable*: the lane says so, with the spread, and its comparison
-supports nothing. It never averages or picks a count. See docs/adr/0021-instruction-lane.md.
+binary differ (Go: 0.16-0.19 % between runs, docs/adr/0021), the side is counted
+`STATISTICAL_RUNS` times and the two sides are compared as samples, by Welch's t at the
+manifest's alpha (`statistical_comparison`, docs/adr/0044); a change must also clear the lane's
+noise floor. Fewer counts than that, or a run without a count, and the reading supports
+nothing. See docs/adr/0021-instruction-lane.md.
 
 Every run is also a behaviour check: with `check` given, the program's stdout, stderr, exit
 code and output files under valgrind must match the behaviour gate's reference, and a run that
@@ -36,6 +39,7 @@ from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.runner import RepetitionCheck
 from speedproof.program import Invocation, Side
 from speedproof.sandbox import Sandbox
+from speedproof.stats import ALPHA, welch_compare
 
 # Measured slowdown under Cachegrind (--cache-sim=no) against a native run: 18-28x for the
 # bundled examples on an idle machine (Go logstat 0.043 s → 0.85 s, Python textstat 0.22 s →
@@ -68,6 +72,12 @@ INSTRUCTION_NOISE_FLOOR_PCT = 0.5
 _SEEDS = {"PYTHONHASHSEED": "0", "GOMAXPROCS": "1"}
 _GODEBUG = ("asyncpreemptoff=1", "gcstoptheworld=1")
 _LOG_LIMIT = 400
+
+
+# Counts a side needs when its runs differ: Welch's t needs 4 a side (`stats.MIN_SAMPLES`). On
+# logstat a run costs about 0.9 s under Cachegrind on an idle machine, so 4 a side on two
+# workloads is about 15 s, paid only by targets whose counts vary (Go).
+STATISTICAL_RUNS = 4
 
 
 def instruction_timeout(
@@ -258,15 +268,18 @@ def count_instructions(
 
     `timeout_s` is per run and already scaled for valgrind (`instruction_timeout`). The runs
     stop at the first one that fails or differs from the count before it: the reading is
-    unstable from then on, and further runs under valgrind would cost seconds each for nothing.
     Raises CachegrindUnavailable when valgrind or setarch is missing.
+
+    The runs stop at the first one that fails. When a count differs from the first, the side
+    is counted at least `STATISTICAL_RUNS` times, so the comparison can be a test on samples.
     """
     if repeats < 1:
         raise ValueError(f"need at least one run, got {repeats}")
     setarch, valgrind, version = locate_cachegrind()
     env, changed = counting_env(invocation.program.env)
     runs: list[InstructionRun] = []
-    for _ in range(repeats):
+    wanted = repeats
+    while len(runs) < wanted:
         run = _count_once(
             invocation,
             sandbox=sandbox,
@@ -276,8 +289,10 @@ def count_instructions(
             tools=(setarch, valgrind),
         )
         runs.append(run)
-        if run.ir is None or run.ir != runs[0].ir:
+        if run.ir is None:
             break
+        if run.ir != runs[0].ir:
+            wanted = max(wanted, STATISTICAL_RUNS)
     return InstructionReading(
         workload=invocation.workload.id,
         side=invocation.program.side,
@@ -353,8 +368,52 @@ def _spreads(
     )
 
 
+def sampled(reading: InstructionReading) -> bool:
+    """Every run counted, and enough of them to be compared as a sample."""
+    return len(reading.counts) == len(reading.runs) >= STATISTICAL_RUNS
+
+
+def statistical_comparison(
+    baseline: InstructionReading, candidate: InstructionReading, *, tier: str, alpha: float
+) -> Comparison:
+    """Counts that vary between runs, compared as two samples by Welch's t at `alpha`; a
+    change is significant only beyond the lane's noise floor as well."""
+    found = welch_compare(
+        [float(c) for c in baseline.counts],
+        [float(c) for c in candidate.counts],
+        workload=baseline.workload,
+        metric="instructions",
+        tier=tier,
+        limit_pct=INSTRUCTION_NOISE_FLOOR_PCT,
+        lane="instructions",
+        alpha=alpha,
+    )
+    spreads = ", ".join(
+        f"{side} {reading.spread_pct:.3g} %"
+        for side, reading in (("baseline", baseline), ("candidate", candidate))
+        if reading.spread_pct is not None
+    )
+    note = (
+        f"counts vary between runs ({spreads} over {len(baseline.counts)} and "
+        f"{len(candidate.counts)} runs): compared as samples by Welch's t"
+    )
+    if found.significant and abs(found.delta_pct) < INSTRUCTION_NOISE_FLOOR_PCT:
+        note += f"; {found.delta_pct:+.2f}% is inside the {INSTRUCTION_NOISE_FLOOR_PCT:g}% floor"
+        return replace(
+            found,
+            significant=False,
+            note=note,
+            extra=(*found.extra, *_spreads(baseline, candidate)),
+        )
+    return replace(found, note=note, extra=(*found.extra, *_spreads(baseline, candidate)))
+
+
 def instruction_comparison(
-    baseline: InstructionReading, candidate: InstructionReading, *, tier: str
+    baseline: InstructionReading,
+    candidate: InstructionReading,
+    *,
+    tier: str,
+    alpha: float = ALPHA,
 ) -> Comparison:
     """Baseline against candidate on one workload: exact when both sides repeated exactly.
 
@@ -373,6 +432,8 @@ def instruction_comparison(
     # A candidate counted once is enough when the baseline has shown, by repeating, that this
     # target counts deterministically under the lane's settings (the judge runs a candidate
     # once when the lane is a secondary reading; evaluate.Judge._repeats).
+    if sampled(baseline) and sampled(candidate) and not (baseline.stable and candidate.stable):
+        return statistical_comparison(baseline, candidate, tier=tier, alpha=alpha)
     unstable = [f"baseline {baseline.note}"] if not baseline.stable else []
     single = len(candidate.runs) == 1 and candidate.counted
     if not (candidate.stable or single):
