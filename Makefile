@@ -24,9 +24,10 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# The stamp follows pyproject.toml so a changed dependency list reinstalls.
+# The stamp follows pyproject.toml so a changed dependency list reinstalls. The ray extra comes
+# with it: the tests start a real Ray cluster on 127.0.0.1.
 $(VENV)/.stamp-install: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,ray]'
 	@touch $@
 
 # The training extra (LoRA SFT in function mode). torch is pinned to the CPU build that this kind

@@ -156,13 +156,19 @@ def wordfreq_repo(
         **(extra or {}),
     }
     root.mkdir(parents=True)
+    return committed_repo(root, files, "wordfreq")
+
+
+def committed_repo(root: Path, files: dict[str, str], message: str) -> Path:
+    """`files` (path under `root` -> text) written and committed as a fresh repository's one
+    commit, on branch main; returns `root`."""
     for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "wordfreq")
+    git(root, "commit", "-q", "-m", message)
     return root
 
 

@@ -128,7 +128,7 @@ def test_the_provider_answers_free_and_the_same_every_time() -> None:
     first = HeuristicProvider().complete(messages, role="optimizer")
     again = HeuristicProvider().complete(messages, role="optimizer")
     assert first.text == again.text
-    assert (first.model, first.provider) == (MODEL, "heuristic") and MODEL == "heuristic-1"
+    assert (first.model, first.provider) == (MODEL, "heuristic") and MODEL == "heuristic-2"
     assert (first.input_tokens, first.output_tokens, first.cost_usd) == (0, 0, 0.0)
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from speedproof.errors import InfrastructureError
-from speedproof.ledger import Ledger, SampleRow
+from speedproof.ledger import SCHEMA_VERSION, Ledger, SampleRow
 
 
 def _start(ledger: Ledger) -> int:
@@ -112,7 +112,9 @@ def test_a_version_one_ledger_gains_the_new_sample_columns_and_keeps_its_rows(
                 "reported": None,
             }
         ]
-        assert ledger.query("SELECT value FROM meta WHERE key = 'schema'") == [{"value": "2"}]
+        assert ledger.query("SELECT value FROM meta WHERE key = 'schema'") == [
+            {"value": str(SCHEMA_VERSION)}
+        ]
 
 
 def test_a_sample_keeps_its_environment_pad_and_reported_metrics(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from typer.core import TyperCommand, TyperGroup
 from speedproof.cli_errors import fail, fail_on
 from speedproof.cli_options import HoldoutDirOption
 from speedproof.errors import SpeedproofError
+from speedproof.init.arguments import SplitAtDashes, command_of
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME, load_manifest
 
@@ -275,6 +276,48 @@ def report_command(
     except SpeedproofError as exc:
         raise fail_on(exc) from exc
     console.print(f"wrote {paths.html}, {paths.markdown} and {paths.json}")
+
+
+@app.command("init", cls=SplitAtDashes)
+def init_command(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="The project's folder; the manifest goes there.")] = (
+        Path(".")
+    ),
+    force: Annotated[bool, typer.Option("--force", help=f"Replace a {MANIFEST_NAME}.")] = False,
+    stdin: Annotated[
+        Path | None, typer.Option("--stdin", help="A file the command after -- reads on stdin.")
+    ] = None,
+    language: Annotated[
+        str | None, typer.Option(help="go or python, when the folder has markers of both.")
+    ] = None,
+    no_run: Annotated[bool, typer.Option("--no-run", help="Build and time nothing.")] = False,
+    no_sandbox: Annotated[
+        bool, typer.Option("--no-sandbox", help="Run the first run without bubblewrap.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Write a manifest for a Go or Python project, time its baseline once, validate it.
+
+    `speedproof init [PATH] [-- COMMAND ARGS...]`: the words after `--` are what a user runs,
+    and become a representative workload. Exit 0 when the manifest validates and the first run
+    worked, 1 when not, 2 when nothing was written (an existing manifest needs --force).
+    """
+    from speedproof.init.command import InitOptions
+    from speedproof.init.render import init_main
+
+    if language not in (None, "go", "python"):
+        raise typer.BadParameter(f"{language!r}: go or python", param_hint="--language")
+    options = InitOptions(
+        path=path,
+        command=command_of(ctx),
+        force=force,
+        stdin=stdin,
+        run=not no_run,
+        allow_unsandboxed=no_sandbox,
+        language="go" if language == "go" else "python" if language == "python" else None,
+    )
+    raise typer.Exit(init_main(options, as_json=as_json))
 
 
 EXIT_FOR_VERDICT = {"accepted": 0, "rejected": 1, "inconclusive": 2}

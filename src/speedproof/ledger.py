@@ -19,7 +19,9 @@ from typing import Any
 from speedproof.errors import InfrastructureError
 
 LEDGER_FILE = "ledger.sqlite"
-SCHEMA_VERSION = 2
+# 3: discoveries, hot_functions and proposer_outcomes (what discovery found at each parent, and
+# why the proposer proposed nothing for a function); tables an older ledger gains when opened.
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -126,7 +128,40 @@ CREATE TABLE IF NOT EXISTS concerns (
     severity TEXT NOT NULL,
     text TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS discoveries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    campaign TEXT,
+    created_at TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    profiler TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    total REAL NOT NULL,
+    workloads TEXT NOT NULL,
+    notes TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS hot_functions (
+    discovery_id INTEGER NOT NULL REFERENCES discoveries(id),
+    rank INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    file TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    self_pct REAL NOT NULL,
+    cum_pct REAL NOT NULL,
+    samples INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS proposer_outcomes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    discovery_id INTEGER NOT NULL REFERENCES discoveries(id),
+    created_at TEXT NOT NULL,
+    function TEXT NOT NULL,
+    role TEXT NOT NULL,
+    rule TEXT,
+    proposed INTEGER NOT NULL,
+    reason TEXT NOT NULL
+);
 CREATE INDEX IF NOT EXISTS events_by_campaign ON events(campaign);
+CREATE INDEX IF NOT EXISTS discoveries_by_campaign ON discoveries(campaign);
 CREATE INDEX IF NOT EXISTS role_calls_by_campaign ON role_calls(campaign);
 """
 # Columns added after version 1, for ledgers written by an older speedproof: (table, column, type).
@@ -189,6 +224,33 @@ class RoleCall:
     answer: str
 
 
+@dataclass(frozen=True)
+class HotFunctionRow:
+    """One hot function as discovery ranked it (rank 1 is the hottest)."""
+
+    rank: int
+    name: str
+    file: str
+    start_line: int
+    end_line: int
+    self_pct: float
+    cum_pct: float
+    samples: int
+
+
+@dataclass(frozen=True)
+class ProposerOutcome:
+    """Why the proposer did (`proposed`) or did not propose a change to `function`: one rule's
+    outcome (`rule` set), or a role's own answer (`rule` None; `function` empty when the answer
+    covers every hot function, like the coordinator's "nothing left")."""
+
+    function: str
+    role: str
+    rule: str | None
+    proposed: bool
+    reason: str
+
+
 class Ledger:
     """One SQLite file; every write commits immediately (WAL, so readers never block it)."""
 
@@ -215,7 +277,9 @@ class Ledger:
         )
 
     def _upgrade(self) -> None:
-        """Add the columns a version-1 ledger lacks; rows already written keep NULL there."""
+        """Bring an older ledger up to this schema: the tables it lacks were made by the schema
+        script (CREATE TABLE IF NOT EXISTS), the columns a version-1 ledger lacks are added here;
+        rows already written keep NULL there."""
         for table, column, kind in _ADDED_COLUMNS:
             have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
             if column not in have:
@@ -453,6 +517,80 @@ class Ledger:
 
     def role_calls(self, campaign: str) -> list[dict[str, Any]]:
         return self.query("SELECT * FROM role_calls WHERE campaign = ? ORDER BY id", (campaign,))
+
+    def add_discovery(
+        self,
+        campaign: str | None,
+        *,
+        parent: str,
+        profiler: str,
+        unit: str,
+        total: float,
+        workloads: Sequence[str],
+        notes: Sequence[str],
+        functions: Sequence[HotFunctionRow],
+    ) -> int:
+        """What one profiling of `parent` found: its id, for the outcomes recorded against it."""
+        with self._tx() as db:
+            cursor = db.execute(
+                "INSERT INTO discoveries(campaign, created_at, parent, profiler, unit, total,"
+                " workloads, notes) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    campaign,
+                    _now(),
+                    parent,
+                    profiler,
+                    unit,
+                    total,
+                    dumps(list(workloads)),
+                    dumps(list(notes)),
+                ),
+            )
+            discovery_id = int(cursor.lastrowid or 0)
+            db.executemany(
+                "INSERT INTO hot_functions(discovery_id, rank, name, file, start_line, end_line,"
+                " self_pct, cum_pct, samples) VALUES (?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        discovery_id,
+                        f.rank,
+                        f.name,
+                        f.file,
+                        f.start_line,
+                        f.end_line,
+                        f.self_pct,
+                        f.cum_pct,
+                        f.samples,
+                    )
+                    for f in functions
+                ],
+            )
+        return discovery_id
+
+    def add_outcomes(self, discovery_id: int, outcomes: Sequence[ProposerOutcome]) -> None:
+        with self._tx() as db:
+            db.executemany(
+                "INSERT INTO proposer_outcomes(discovery_id, created_at, function, role, rule,"
+                " proposed, reason) VALUES (?,?,?,?,?,?,?)",
+                [
+                    (discovery_id, _now(), o.function, o.role, o.rule, int(o.proposed), o.reason)
+                    for o in outcomes
+                ],
+            )
+
+    def discoveries(self, campaign: str | None) -> list[dict[str, Any]]:
+        """Each discovery row of `campaign` in order (JSON columns as written), with its
+        `functions` (hot_functions rows by rank) and `outcomes` (proposer_outcomes rows in the
+        order written)."""
+        found = self.query("SELECT * FROM discoveries WHERE campaign IS ? ORDER BY id", (campaign,))
+        for row in found:
+            row["functions"] = self.query(
+                "SELECT * FROM hot_functions WHERE discovery_id = ? ORDER BY rank", (row["id"],)
+            )
+            row["outcomes"] = self.query(
+                "SELECT * FROM proposer_outcomes WHERE discovery_id = ? ORDER BY id", (row["id"],)
+            )
+        return found
 
     def add_concern(self, candidate_id: int, *, source: str, severity: str, text: str) -> None:
         """A reviewer's (or an advisor's) concern: stored and shown, never given to the policy."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
@@ -15,17 +17,22 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
+from speedproof.bench import schema as bench_schema
+from speedproof.bench.schema import BENCH_KINDS, WorkloadKind
 from speedproof.errors import ManifestError
 from speedproof.evidence import PolicyRules
 from speedproof.tomlpos import locate
 
 MANIFEST_NAME = "speedproof.toml"
 Language = Literal["go", "python", "command"]
-Runner = Literal["go", "pytest", "command"]
+Runner = Literal["go", "pytest", "unittest", "command"]
+# Runners that run the tests with the target's Python interpreter, whatever the target's language.
+PYTHON_RUNNERS: tuple[Runner, ...] = ("pytest", "unittest")
 TierName = Literal["representative", "plausible", "stress", "holdout"]
 MetricName = Literal["wall", "cpu", "memory", "binary_size", "instructions"]
 BUILT_IN_METRICS: tuple[str, ...] = ("wall", "cpu", "memory", "binary_size", "instructions")
@@ -65,11 +72,25 @@ class Target(_Strict):
 
     @model_validator(mode="after")
     def _language_fields(self) -> Target:
-        if self.language == "python" and (self.module is None) == (self.script is None):
-            raise ValueError("a python target needs exactly one of `module` or `script`")
+        # Neither is allowed here for a library measured by its benchmarks alone; the manifest
+        # asks for one as soon as a workload runs the program (`Manifest._entry_needed`).
+        if self.language == "python" and self.module is not None and self.script is not None:
+            raise ValueError(_ONE_ENTRY)
         if self.language == "command" and not self.program:
             raise ValueError("a command target needs `program`")
         return self
+
+
+_ONE_ENTRY = "a python target needs exactly one of `module` or `script`"
+
+
+class KeyedError(ValueError):
+    """A problem a model-level check finds in one key: the error names that key and its line
+    (`_describe` appends `loc` to where pydantic says the check ran)."""
+
+    def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
 
 
 class Tests(_Strict):
@@ -81,7 +102,9 @@ class Tests(_Strict):
     """
 
     runner: Runner
-    # go: packages (default ./...); pytest: paths and options; command: the whole command.
+    # go: packages (default ./...); pytest: paths and options; unittest: what `python -m unittest`
+    # takes (`discover -s tests -p "test_*.py" -t .`, or test names; none discovers from the
+    # target folder); command: the whole command. All of them reach the runner untouched.
     args: list[str] = []
     timeout_s: float = Field(default=600.0, gt=0)
     # A baseline pass that fails on the candidate is re-run this many times before it counts.
@@ -90,6 +113,41 @@ class Tests(_Strict):
     # (gates/tests.py BASELINE_FAILING_SHARE), is refused: a candidate's breaks among its failures
     # would never be seen. True judges anyway, with a warning in the test gate's detail.
     allow_failing_baseline: bool = False
+
+    @field_validator("args")
+    @classmethod
+    def _unittest_args(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("runner") == "unittest":
+            check_unittest_args(value)
+        return value
+
+
+# `python -m unittest discover`'s options that take a value, by every spelling it accepts.
+_DISCOVER_OPTIONS = ("-s", "--start-directory", "-p", "--pattern", "-t", "--top-level-directory")
+# Options of both forms that take a value (`--durations` is Python 3.12's).
+_VALUE_OPTIONS = (*_DISCOVER_OPTIONS, "-k", "--durations")
+
+
+def check_unittest_args(args: Sequence[str]) -> None:
+    """What `python -m unittest` would refuse or misread in these arguments, on any Python since
+    3.7; ValueError says which argument and what to write instead. Whatever else the
+    interpreter's own parser refuses, `speedproof manifest validate` asks it."""
+    discovering = bool(args) and args[0].lower() == "discover"
+    for index, arg in enumerate(args):
+        if index > 0 and args[index - 1] in _VALUE_OPTIONS:
+            continue  # an option's value, whatever it says
+        if arg.lower() == "discover" and index > 0:
+            raise ValueError(
+                '"discover" must be the first argument: `python -m unittest` reads it nowhere '
+                "else, and would import a test module named discover"
+            )
+        if arg in _VALUE_OPTIONS and index == len(args) - 1:
+            raise ValueError(f"{arg!r} needs a value after it")
+        if arg.split("=", 1)[0] in _DISCOVER_OPTIONS and not discovering:
+            raise ValueError(
+                f'{arg!r} is an option of discovery: begin args with "discover" '
+                f"(args = {json.dumps(['discover', *args])})"
+            )
 
 
 # Placeholders a workload may use (docs/adr/0030): the folder a generator writes, the secret seed
@@ -117,6 +175,54 @@ class Workload(_Strict):
     # keyed by the input's content miss too. For line-oriented inputs only: the baseline must
     # still read the result.
     twin: Literal["copy", "lines"] = "copy"
+    # A benchmark of the target's own as the measured unit (`speedproof.bench`): its kind, its
+    # name, and for go-bench the package that holds it and Go's -benchtime. `args` of a Python
+    # benchmark reach pytest or the pyperf script after speedproof's own options.
+    kind: WorkloadKind = "command"
+    bench: str | None = None
+    package: str | None = None
+    benchtime: str | None = None
+
+    @field_validator("bench")
+    @classmethod
+    def _bench_named(cls, value: str, info: ValidationInfo) -> str:
+        return bench_schema.check_bench(info.data.get("kind", "command"), value)
+
+    @field_validator("package")
+    @classmethod
+    def _bench_package(cls, value: str, info: ValidationInfo) -> str:
+        return bench_schema.check_package(info.data.get("kind", "command"), value)
+
+    @field_validator("benchtime")
+    @classmethod
+    def _bench_time(cls, value: str, info: ValidationInfo) -> str:
+        return bench_schema.check_benchtime(info.data.get("kind", "command"), value)
+
+    @model_validator(mode="after")
+    def _bench_sound(self) -> Workload:
+        if not self.is_bench:
+            return self
+        if self.bench is None:
+            raise KeyedError(("kind",), f"a {self.kind} workload needs `bench`: what it runs")
+        for key, value in (
+            ("stdin", self.stdin),
+            ("files", self.files),
+            ("generate", self.generate),
+        ):
+            if value:
+                raise KeyedError(
+                    (key,), f"a benchmark workload reads no inputs of its own: drop `{key}`"
+                )
+        if self.kind == "go-bench" and self.args:
+            raise KeyedError(
+                ("args",), "a go-bench workload takes no `args`: speedproof sets every -test flag"
+            )
+        return self
+
+    @property
+    def is_bench(self) -> bool:
+        """Whether a run of this workload is one of the target's own benchmarks."""
+        return self.kind in BENCH_KINDS
 
     @field_validator("generate")
     @classmethod
@@ -321,6 +427,25 @@ class Manifest(_Strict):
     advisor: Advisor = Advisor()
     holdout: Holdout = Holdout()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bench_kinds(cls, data: object) -> object:
+        """A workload that names a `bench` and no `kind` gets its language's benchmark kind."""
+        return bench_kinds_filled(data)
+
+    @model_validator(mode="after")
+    def _benchmarks_sound(self) -> Manifest:
+        check_benchmarks(self)
+        return self
+
+    @model_validator(mode="after")
+    def _entry_needed(self) -> Manifest:
+        target = self.target
+        runs_program = any(not w.is_bench for w in self.workloads)
+        if target.language == "python" and runs_program and not (target.module or target.script):
+            raise KeyedError(("target",), f"{_ONE_ENTRY} (or only benchmark workloads)")
+        return self
+
     @model_validator(mode="after")
     def _workloads_sound(self) -> Manifest:
         ids = [w.id for w in self.workloads]
@@ -358,9 +483,16 @@ class Manifest(_Strict):
     def counts_instructions(self) -> bool:
         """Whether the instruction lane runs: the manifest's word, or the language default."""
         enabled = self.instructions.enabled
+        if enabled is None and self.benchmarks:
+            return False  # a benchmark's run is its harness's loop, not a program to count
         if enabled is None:
             return self.target.language != "go" or self.policy.primary_metric == "instructions"
         return enabled
+
+    @property
+    def benchmarks(self) -> list[Workload]:
+        """The workloads that run one of the target's own benchmarks."""
+        return [w for w in self.workloads if w.is_bench]
 
     @property
     def lane(self) -> str:
@@ -377,6 +509,68 @@ class Manifest(_Strict):
             if workload.stdin:
                 found.append(workload.stdin)
         return sorted(set(found))
+
+
+def bench_kinds_filled(data: object) -> object:
+    """The raw manifest with `kind` filled in where a workload names `bench` but no kind, from
+    `[target] language` (go: go-bench, python: pytest-benchmark); anything else untouched."""
+    if not isinstance(data, dict) or not isinstance(data.get("workloads"), list):
+        return data
+    target = data.get("target")
+    language = target.get("language") if isinstance(target, dict) else None
+    kind = bench_schema.DEFAULT_KIND.get(str(language))
+    if kind is None:
+        return data
+    workloads = [
+        {**w, "kind": kind} if isinstance(w, dict) and "bench" in w and "kind" not in w else w
+        for w in data["workloads"]
+    ]
+    return {**data, "workloads": workloads}
+
+
+def check_benchmarks(manifest: Manifest) -> None:
+    """A manifest's benchmark workloads against the rest of it; KeyedError names the key."""
+    benches = [(i, w) for i, w in enumerate(manifest.workloads) if w.is_bench]
+    if not benches:
+        return
+    for index, workload in benches:
+        language = bench_schema.KIND_LANGUAGE[workload.kind]
+        if manifest.target.language != language:
+            raise KeyedError(
+                ("workloads", index, "kind"),
+                f"a {workload.kind} workload runs a {language} benchmark, and the target's "
+                f"language is {manifest.target.language}",
+            )
+    first = benches[0][0]
+    if manifest.reported is None:
+        raise KeyedError(
+            ("workloads", first, "bench"),
+            "a benchmark workload is measured by the metrics it reports: add [reported] "
+            'primary = "ns_per_op", direction = "lower" (and [behaviour] compare_stdout = false)',
+        )
+    if manifest.instructions.enabled:
+        raise KeyedError(
+            ("instructions", "enabled"),
+            "the instruction lane does not run benchmark workloads: its count would be the "
+            "harness's calibration loop as much as the code; set enabled = false",
+        )
+    _metrics_yielded(manifest, benches)
+
+
+def _metrics_yielded(manifest: Manifest, benches: Sequence[tuple[int, Workload]]) -> None:
+    """Every [reported] metric must be one each benchmark workload can yield."""
+    assert manifest.reported is not None
+    for index, workload in benches:
+        if workload.kind in bench_schema.OPEN_ENDED:
+            continue
+        yields = bench_schema.YIELDS[workload.kind]
+        for name in manifest.reported.directions():
+            if name not in yields:
+                raise KeyedError(
+                    ("workloads", index, "bench"),
+                    f"a {workload.kind} workload yields {', '.join(yields)}, not {name!r}, "
+                    "which [reported] names",
+                )
 
 
 class LoadedManifest(BaseModel):
@@ -397,10 +591,13 @@ def _describe(text: str, source: str, error: ValidationError) -> str:
     lines = [f"{source}: {error.error_count()} problem(s) in the manifest"]
     for item in error.errors():
         loc = [part for part in item["loc"] if isinstance(part, str | int)]
+        message = item["msg"]
+        keyed = item.get("ctx", {}).get("error")
+        if isinstance(keyed, KeyedError):
+            loc, message = [*loc, *keyed.loc], str(keyed)
         key = ".".join(str(part) for part in loc) or "(top level)"
         line = locate(text, loc)
         where = f"line {line}" if line else "no line"
-        message = item["msg"]
         if item["type"] == "extra_forbidden":
             message = "unknown key"
         lines.append(f"  {source}:{line or '?'}: `{key}` ({where}): {message}")

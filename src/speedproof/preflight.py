@@ -2,8 +2,11 @@
 
 The schema says a manifest is well formed; these checks say it names things that exist: every
 workload input, the path-like arguments, the interpreter (it must start), the Python module or
-script, and a Go module's dependencies (they must resolve offline, as the judge builds them).
-Each problem names its manifest key, its line when one is found, and a fix.
+script, the unittest runner's arguments (read by the interpreter's own unittest), the folders they
+name and whether the test files they discover are protected from patches, a Go module's
+dependencies (they must resolve offline, as the judge builds them), and the benchmark each
+benchmark workload names (`bench.preflight`). Each problem names its manifest key, its line when
+one is found, and a fix.
 
 An `args` token is checked as a path when it is not an option (no leading `-`; a value given as
 `--opt=value` is not checked, which is the way to pass a path-like value that is no file), holds
@@ -17,14 +20,19 @@ import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
-from speedproof.manifest import LoadedManifest, Manifest, Workload
+from speedproof.bench.preflight import benchmark_problems, harnesses_needed
+from speedproof.errors import InfrastructureError, ManifestError
+from speedproof.manifest import PYTHON_RUNNERS, LoadedManifest, Manifest, Workload
 from speedproof.sandbox import build_env
 from speedproof.tomlpos import locate
 from speedproof.toolchains.base import default_cache_dir, resolve_interpreter
 from speedproof.toolchains.go import GoTool
+from speedproof.toolchains.unittest_runner import UnittestArgs, read_unittest_args
+from speedproof.workspace.gitcmd import repository_root
+from speedproof.workspace.protected import ProtectedPaths
 
 # Suffixes of inputs a workload names without a folder (`words.txt`): text, tables, serialised
 # data, archives and databases. A bare token without one (`--top`, `30`, `title`) is no path.
@@ -49,9 +57,10 @@ class Problem:
 def check(loaded: LoadedManifest) -> list[Problem]:
     """Every problem found; an empty list means the manifest can work in this tree."""
     manifest, root = loaded.manifest, loaded.root
-    problems = [*_inputs(manifest, root), *_target(manifest, root)]
+    problems = [*_inputs(manifest, root), *_target(loaded)]
     if "go" in (manifest.target.language, manifest.tests.runner):
         problems += _go_dependencies(manifest, root)
+    problems += [Problem(loc, message) for loc, message in benchmark_problems(manifest, root)]
     return problems
 
 
@@ -108,17 +117,21 @@ def _declared_inputs(index: int, workload: Workload, root: Path) -> list[Problem
     ]
 
 
-def _target(manifest: Manifest, root: Path) -> list[Problem]:
-    if manifest.target.language != "python" and manifest.tests.runner != "pytest":
+def _target(loaded: LoadedManifest) -> list[Problem]:
+    manifest, root = loaded.manifest, loaded.root
+    if manifest.target.language != "python" and manifest.tests.runner not in PYTHON_RUNNERS:
         return []
     try:
         interpreter, _ = resolve_interpreter(manifest)
         _starts(interpreter)
     except InfrastructureError as exc:
         return [Problem(("target", "interpreter"), str(exc))]
-    if manifest.target.language != "python":
-        return []
-    return _python_entry(manifest, root, interpreter)
+    problems = _harnesses(manifest, interpreter)
+    if manifest.target.language == "python":
+        problems += _python_entry(manifest, root, interpreter)
+    if manifest.tests.runner == "unittest":
+        problems += _unittest(loaded, interpreter)
+    return problems
 
 
 def _run_python(interpreter: Path, code: str) -> subprocess.CompletedProcess[str]:
@@ -142,6 +155,22 @@ def _starts(interpreter: Path) -> None:
             f"interpreter {str(interpreter)!r} cannot run ({said[0]}); recreate the venv or "
             "set [target] interpreter"
         )
+
+
+def _harnesses(manifest: Manifest, interpreter: Path) -> list[Problem]:
+    """The harness each Python benchmark workload runs must import in the target's Python."""
+    problems = []
+    for index, module in harnesses_needed(manifest):
+        if _run_python(interpreter, f"import {module}").returncode != 0:
+            package = module.replace("_", "-")
+            problems.append(
+                Problem(
+                    ("workloads", index, "kind"),
+                    f"{module} does not import in {interpreter}: install it "
+                    f"({interpreter} -m pip install {package}) or set [target] interpreter",
+                )
+            )
+    return problems
 
 
 def _python_entry(manifest: Manifest, root: Path, interpreter: Path) -> list[Problem]:
@@ -200,6 +229,128 @@ def _module_problems(module: str, roots: Sequence[Path], interpreter: Path) -> l
     ]
 
 
+# `[tests] args` of the unittest runner: where its problems are reported.
+_ARGS_KEY: tuple[str | int, ...] = ("tests", "args")
+
+
+def _unittest(loaded: LoadedManifest, interpreter: Path) -> list[Problem]:
+    """`runner = "unittest"`: the args as the target interpreter's own unittest reads them, and
+    the folders and test files they name."""
+    try:
+        read = read_unittest_args(interpreter, loaded.manifest.tests.args)
+    except ValueError as exc:
+        said = f"`python -m unittest` refuses these arguments ({exc}); fix [tests] args"
+        return [Problem(_ARGS_KEY, said)]
+    except InfrastructureError as exc:
+        return [Problem(("target", "interpreter"), str(exc))]
+    if not read.discover:
+        return _unittest_names(loaded.root, read.names)
+    return _unittest_discovery(loaded, read)
+
+
+def _folder(root: Path, name: str) -> Path:
+    """A discovery folder as unittest finds it: a path, or a dotted package name."""
+    path = root / name
+    if path.is_dir() or "/" in name:
+        return path
+    return root.joinpath(*name.split("."))
+
+
+def _unittest_discovery(loaded: LoadedManifest, read: UnittestArgs) -> list[Problem]:
+    root = loaded.root
+    problems = []
+    if read.top is not None and not (root / read.top).is_dir():
+        problems.append(
+            Problem(
+                _ARGS_KEY,
+                f"the top-level folder {read.top!r} (-t) does not exist at {root / read.top}; "
+                'fix [tests] args: it is the folder test modules import from, usually "."',
+            )
+        )
+    start = _folder(root, read.start)
+    if not start.is_dir():
+        problems.append(
+            Problem(
+                _ARGS_KEY,
+                f"the start folder {read.start!r} (-s) does not exist at {start}; fix [tests] "
+                f"args: name the folder that holds the tests, relative to {root}",
+            )
+        )
+        return problems
+    found = discovered(start, read.pattern)
+    if not found:
+        problems.append(
+            Problem(
+                _ARGS_KEY,
+                f"no test file in {start} or the packages below it matches the pattern "
+                f"{read.pattern!r} (-p), so unittest would find no test; fix the pattern or "
+                "the start folder in [tests] args",
+            )
+        )
+    return problems + _unprotected(loaded, start, found)
+
+
+def discovered(start: Path, pattern: str) -> list[Path]:
+    """The files unittest's discovery imports: those whose name matches `pattern` and is a
+    module name, in `start` and in the packages (folders with an `__init__.py`) below it."""
+    found: list[Path] = []
+    for entry in sorted(start.iterdir()):
+        if entry.is_dir() and (entry / "__init__.py").is_file():
+            found += discovered(entry, pattern)
+        elif entry.suffix == ".py" and entry.stem.isidentifier() and fnmatch(entry.name, pattern):
+            found.append(entry)
+    return found
+
+
+def _unprotected(loaded: LoadedManifest, start: Path, found: Sequence[Path]) -> list[Problem]:
+    """Test files a patch could edit: speedproof protects `test_*.py`, `*_test.py` and folders
+    named `tests` or `test` by default, and what [protect] paths adds; a test file outside all of
+    them is code a candidate may rewrite to pass."""
+    try:
+        repo = repository_root(loaded.root)
+        rules = ProtectedPaths.for_manifest(loaded, repo)
+    except (InfrastructureError, ManifestError):
+        return []  # no repository: nothing a patch could reach yet
+    named = [f.resolve().relative_to(repo).as_posix() for f in found]
+    open_to_patches = [name for name in named if not rules.is_protected(name)]
+    if not open_to_patches:
+        return []
+    folder = os.path.relpath(start, loaded.root)
+    return [
+        Problem(
+            _ARGS_KEY,
+            f"{len(open_to_patches)} test file(s) unittest discovers are open to a patch "
+            f"({', '.join(open_to_patches[:5])}): a candidate could rewrite them to pass; "
+            f'protect their folder: [protect] paths = ["{folder}"]',
+        )
+    ]
+
+
+def _unittest_names(root: Path, names: Sequence[str]) -> list[Problem]:
+    """Tests named rather than discovered: a file path must exist, and a package named alone
+    runs only what its `__init__.py` defines, which is rarely the tests inside it."""
+    problems = []
+    for name in names:
+        path = root / name
+        if name.endswith(".py") and not path.is_file():
+            problems.append(
+                Problem(_ARGS_KEY, f"test file {name!r} does not exist at {path}; fix [tests] args")
+            )
+            continue
+        package = root.joinpath(*name.split("."))
+        init = package / "__init__.py"
+        if init.is_file() and "def load_tests" not in init.read_text(errors="replace"):
+            problems.append(
+                Problem(
+                    _ARGS_KEY,
+                    f"{name!r} names the package {package}, and `python -m unittest {name}` runs "
+                    "only the tests its __init__.py defines (none here); to run the tests inside "
+                    f'it, args = ["discover", "-s", "{package.relative_to(root)}", "-t", "."]',
+                )
+            )
+    return problems
+
+
 def _module_root(root: Path) -> Path | None:
     folder = root
     while True:
@@ -220,7 +371,11 @@ def _go_dependencies(manifest: Manifest, root: Path) -> list[Problem]:
         tool = GoTool.locate()
     except InfrastructureError as exc:
         return [Problem(("target", "language"), str(exc))]
-    patterns = [manifest.target.package] if manifest.target.language == "go" else []
+    runs_program = any(not w.is_bench for w in manifest.workloads)
+    patterns = (
+        [manifest.target.package] if manifest.target.language == "go" and runs_program else []
+    )
+    patterns += list(dict.fromkeys(w.package or "." for w in manifest.benchmarks))
     patterns += ["./..."] if manifest.tests.runner == "go" else []
     said = _go_list(tool, root, patterns)
     if said is None:

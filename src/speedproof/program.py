@@ -38,6 +38,9 @@ class Program:
     # writes them in the tree, where the tree's snapshot allows them and nothing else.
     output_files: tuple[str, ...] = ()
     outputs: Path | None = None
+    # What runs a benchmark workload (`speedproof.bench`), built by speedproof's build step: a
+    # Go test binary by the package as the manifest names it; empty when no workload needs one.
+    benches: Mapping[str, Path] = field(default_factory=dict)
 
     def spec(self) -> SandboxSpec:
         return SandboxSpec(
@@ -72,6 +75,7 @@ def relocated(program: Program, old: Path, new: Path) -> Program:
         readable=tuple(p for p in program.readable if not p.is_relative_to(old)),
         writable=(*program.writable, new),
         outputs=None,
+        benches={name: moved_path(path) for name, path in program.benches.items()},
     )
 
 
@@ -87,10 +91,39 @@ class Invocation:
     program: Program
     workload: Workload
     prefix: tuple[str, ...] = ()
+    # A benchmark workload's private folder for the results file its harness writes: a fresh,
+    # empty one per measured run, outside every tree. None: the harness writes no file.
+    scratch: Path | None = None
 
     @property
     def argv(self) -> tuple[str, ...]:
+        if self.workload.is_bench:
+            # Imported here: the Python command reuses the test runner's bootstrap, whose module
+            # imports this one.
+            from speedproof.bench.command import bench_argv
+
+            return bench_argv(self.program, self.workload, self.scratch)
         return (*self.program.argv, *self.prefix, *self.workload.args)
+
+    @property
+    def cwd(self) -> Path:
+        """Where the run starts: the target folder, or a Go benchmark's package folder (as
+        `go test` runs a test binary, so that its testdata/ is found)."""
+        if self.workload.kind == "go-bench":
+            return self.program.root / (self.workload.package or ".")
+        return self.program.root
+
+    def spec(self) -> SandboxSpec:
+        """The program's sandbox spec, with the scratch folder writable and, for a Python
+        benchmark, no PYTHONPATH at start-up (its bootstrap puts the source roots on sys.path
+        only after the harness is imported, so the tree cannot shadow it)."""
+        spec = self.program.spec()
+        if self.workload.kind in ("pytest-benchmark", "pyperf"):
+            env = {k: v for k, v in spec.env.items() if k != "PYTHONPATH"}
+            spec = replace(spec, env=env)
+        if self.scratch is not None:
+            spec = replace(spec, writable=(*spec.writable, self.scratch))
+        return spec
 
     @property
     def stdin(self) -> Path | None:

@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from speedproof.campaign.discovery_log import summary as discovery_summary
 from speedproof.campaign.exits import ERROR, Exit, cumulative
 from speedproof.campaign.loop import FINAL_PATCH, Campaign, describe
 from speedproof.campaign.options import parse_duration
@@ -217,6 +218,8 @@ def _farewell(opened: Opened, found: Exit | None, state: CampaignState, out: Con
             reason[:160],
         )
     out.print(table)
+    for line in discovery_summary(s.ledger, state):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
     for workload, pct in sorted(cumulative(state).items()):
         out.print(f"accepted chain on {workload}: {pct:+.2f}% better", highlight=False)
     if found is None:

@@ -2,9 +2,10 @@
 
 Before the first candidate the base is measured against itself (`stability`). Then, per parent
 revision (the newest accepted one), discovery profiles it, widened by the explorer's workloads
-when `--explorer` is on (`explorer`: asked once a campaign, profiling only), and with
-`--analyst advisor` the advisor flags likely causes in its hot functions (`advice`). Per
-iteration, against that parent:
+when `--explorer` is on (`explorer`: asked once a campaign, profiling only), its hot functions
+are recorded with, for the heuristic proposer, every rule's outcome on each (`discovery_log`),
+and with `--analyst advisor` the advisor flags likely causes in its hot functions (`advice`).
+Per iteration, against that parent:
 
 1. the coordinator picks a hot function (discovery's list, ordered by the advisor's score when
    the advisor is the analyst; the history; the analyst's or the advisor's flags);
@@ -38,9 +39,11 @@ from speedproof.agents.answers import OptimizerAnswer, ReviewerAnswer
 from speedproof.agents.edits import EditRejected, answer_to_patch
 from speedproof.agents.heuristic.subject import NoRuleApplies
 from speedproof.agents.providers.base import Provider
+from speedproof.agents.providers.heuristic import HeuristicProvider
 from speedproof.campaign import exits, parents
 from speedproof.campaign.advice import AdvisorSeats, review_summary
 from speedproof.campaign.checkout import ParentCheckout, ParentTree, parent_tree
+from speedproof.campaign.discovery_log import EVERY_FUNCTION, DiscoveryLog
 from speedproof.campaign.exits import Exit
 from speedproof.campaign.explorer import Explorer
 from speedproof.campaign.options import Limits
@@ -117,6 +120,14 @@ class Campaign:
         self.redact = Redactor(_holdout_names(setting.loaded))
         self.toolchain = toolchain_for(self.manifest, setting.sandbox, caches=setting.cache_dir)
         self.number = 0
+        # The hot functions of each parent and why nothing was proposed for them; with the
+        # heuristic proposer, every rule's outcome on every hot function.
+        self.discovery = DiscoveryLog(
+            setting.ledger,
+            setting.campaign,
+            self.manifest.target.language,
+            rules=isinstance(setting.provider, HeuristicProvider),
+        )
         self.advice = setting.advice
         if self.advice is not None:
             self.advice.calls.recorder = self.recorder
@@ -257,6 +268,8 @@ class Campaign:
         ) as tree:
             parent = self._profiled(tree)
             self._show_profile(parent)
+            self.view.stage("discovery", f"recording the hot functions of {head[:12]}")
+            self.discovery.profiled(parent)
             flags = self._flags(parent)
             judge = self._judge(parent.rev)
             while True:
@@ -339,7 +352,9 @@ class Campaign:
         self.number = state.spent.candidates + 1
         hot = parent.hot(state.exhausted(parent.rev))
         if not hot:
-            return Exit(exits.NOTHING_LEFT, "no hot function is left that a rewrite applies to")
+            message = "no hot function is left that a rewrite applies to"
+            self.discovery.outcome(EVERY_FUNCTION, "campaign", message)
+            return Exit(exits.NOTHING_LEFT, message)
         if flags is not None:
             hot = rank(hot, flags)
         self._stage("coordinator", "choosing a function")
@@ -349,6 +364,7 @@ class Campaign:
             state.flags(parent.rev) if flags is None else flags.cause_views(),
         )
         if choice.nothing_left:
+            self.discovery.outcome(EVERY_FUNCTION, "coordinator", choice.rationale)
             return Exit(exits.NOTHING_LEFT, f"the coordinator has nothing left: {choice.rationale}")
         function = parent.find(choice.function or "", hot)
         if choice.rejection is not None or function is None:
@@ -399,6 +415,7 @@ class Campaign:
                 "message": str(exc),
             }
             self.s.ledger.add_event(self.s.campaign, "note", note)
+            self.discovery.outcome(function.name, "optimizer", str(exc))
             self.view.say(f"no rewrite for {function.name}: {exc}")
             return None
         if found.value is None:

@@ -26,10 +26,11 @@ passes every run is what such a race looks like. Skips are decided by code, not 
 not re-checked. Re-checks happen only when the candidate's run completed and at most
 `MAX_RECHECK` tests are suspect: a patch that breaks fifty tests is not unlucky.
 
-Forgery (ADR 0033). A runner that can tell its own record of a run from the report it parses
-(pytest) fills `TestRun.tampered` where the two, or the exit status, disagree; the gate adds what
-only the baseline can show: a candidate that collected far fewer tests than the baseline, or lost a
-test the baseline passed while its module was collected (not failing to import, not skipped whole).
+Forgery (ADR 0033). A runner that keeps its own record of a run (pytest, unittest) fills
+`TestRun.tampered` where the record, the runner's other channel or the exit status disagree; the
+gate adds what only the baseline can show: a candidate that collected far fewer tests than the
+baseline, or lost a test the baseline passed while its module was collected (not failing to
+import, not skipped whole).
 Any of these rejects the candidate as "test results tampered with", naming what disagreed, and no
 re-check is run. On the baseline, the same disagreement is an infrastructure error.
 """
@@ -244,15 +245,12 @@ def judge_tests(
 
 def collection_problems(baseline: TestRun, candidate: TestRun) -> list[str]:
     """What the candidate's full run lost against the baseline's collection, beyond tests in
-    modules that failed to collect or were skipped whole (both reported under the module's own
-    path, with no `::`); nothing for runners that do not count what they collect."""
+    modules that failed to collect or were skipped whole (`TestRun.explains`: pytest reports them
+    under the module's own path, with no `::`; unittest names them); nothing for runners that do
+    not count what they collect."""
     if baseline.collected is None or candidate.collected is None or not candidate.ran:
         return []
-    broken = [i for i, o in candidate.outcomes.items() if "::" not in i and o != "passed"]
-
-    def explained(test_id: str) -> bool:
-        return any(test_id.startswith((module + "::", module + "/")) for module in broken)
-
+    explained = candidate.explains
     problems = []
     lost = [i for i in baseline.ids("passed") if i not in candidate.outcomes and not explained(i)]
     if lost:
@@ -389,13 +387,11 @@ def run_baseline_tests(
 
 
 def collection_errors(run: TestRun) -> tuple[str, ...]:
-    """What failed before any test ran: pytest modules that failed to collect (an id with no
-    `::`, from a runner that counts what it collects) and Go packages that failed to build."""
-    return tuple(
-        i
-        for i in run.ids("error")
-        if (run.collected is not None and "::" not in i) or i.endswith("/[build failed]")
-    )
+    """What failed before any test ran: Python modules that failed to collect
+    (`TestRun.module_ids`, from a runner that counts what it collects) and Go packages that
+    failed to build."""
+    modules = set(run.module_ids())
+    return tuple(i for i in run.ids("error") if i in modules or i.endswith("/[build failed]"))
 
 
 def baseline_health(run: TestRun) -> str | None:
@@ -428,7 +424,8 @@ def _require_healthy(run: TestRun, *, allowed: bool) -> None:
 
 
 def rerun_on(toolchain: Toolchain, tree: Tree) -> Rerun:
-    """Re-run selected test ids on one side (go: `-run '^Name$'` per package; pytest: node ids)."""
+    """Re-run selected test ids on one side (go: `-run '^Name$'` per package; pytest: node ids;
+    unittest: test ids)."""
 
     def rerun(ids: list[str]) -> TestRun:
         return toolchain.run_tests(tree, only=ids)

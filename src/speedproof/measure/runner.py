@@ -27,7 +27,10 @@ the rounds before it, `warmup=0` skips the warm-ups a round after the first does
 
 Reported metrics: a workload that prints a JSON object of metrics on its last stdout line (the
 reported lane) names them in `metrics`; each run's values are kept on its sample, and a run
-that does not print them is a failure of the series, never a silent zero.
+that does not print them is a failure of the series, never a silent zero. A benchmark workload
+(`speedproof.bench`) reports through its own output, and a run that writes a results file gets a
+fresh scratch folder for it (`reported.results_folder`), made before the run and removed after
+it, outside the timed region like everything else between runs.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from speedproof.manifest import Policy, Workload
 from speedproof.measure.environment import PRESSURE_CPU, LoadSnapshot, load_snapshot
 from speedproof.measure.pinning import judge_elsewhere
 from speedproof.measure.process import ProcessResult, run_process
-from speedproof.measure.reported import MetricsError, parse_metrics
+from speedproof.measure.reported import MetricsError, read_metrics, results_folder
 from speedproof.program import Invocation, Program, Side
 from speedproof.sandbox import Sandbox
 
@@ -305,11 +308,11 @@ def run_invocation(
     With `env_pad` > 0 the environment gains ENV_PAD_VARIABLE of that many bytes; with `cpus`
     the run is pinned to those CPUs.
     """
-    spec = invocation.program.spec()
+    spec = invocation.spec()
     env = None if env_pad <= 0 else {**spec.env, ENV_PAD_VARIABLE: "x" * env_pad}
     return run_process(
         invocation.argv,
-        cwd=invocation.program.root,
+        cwd=invocation.cwd,
         sandbox=sandbox,
         spec=spec,
         timeout_s=timeout_s,
@@ -352,11 +355,14 @@ class _Recorder:
         """Run once and record it; False when the series must stop."""
         self.check.prepare(invocation)
         pad = self.rng.randrange(ENV_PAD_LIMIT)
-        result = run_invocation(
-            invocation, sandbox=self.sandbox, timeout_s=timeout_s, env_pad=pad, cpus=self.cpus
-        )
+        # A benchmark that writes its results gets a fresh scratch folder for this run alone.
+        with results_folder(invocation.workload, bool(self.metrics)) as scratch:
+            invocation = replace(invocation, scratch=scratch)
+            result = run_invocation(
+                invocation, sandbox=self.sandbox, timeout_s=timeout_s, env_pad=pad, cpus=self.cpus
+            )
+            reported, metrics_error = self._reported(invocation, result)
         side = invocation.program.side
-        reported, metrics_error = self._reported(result)
         sample = Sample(
             side=side,
             pair_index=pair_index,
@@ -390,12 +396,14 @@ class _Recorder:
             return False
         return True
 
-    def _reported(self, result: ProcessResult) -> tuple[tuple[tuple[str, float], ...], str]:
+    def _reported(
+        self, invocation: Invocation, result: ProcessResult
+    ) -> tuple[tuple[tuple[str, float], ...], str]:
         """The run's reported metrics, or why they are missing (empty when none are asked)."""
         if not self.metrics:
             return (), ""
         try:
-            values = parse_metrics(result.stdout, self.metrics)
+            values = read_metrics(invocation.workload, result, invocation.scratch, self.metrics)
         except MetricsError as exc:
             return (), str(exc)
         return tuple(values.items()), ""

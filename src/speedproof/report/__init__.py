@@ -3,7 +3,8 @@
 `data` reads the ledger into one `ReportData` model (the JSON version); `html` and `markdown`
 render that model through the `*.j2` templates beside this file; `plots` draws each candidate's
 samples with plotly; `advice` reads the advisor's flags and hazards and the explorer's
-proposals. `write_report` is the one entry point the CLI calls.
+proposals; `discovery` reads the hot functions of each parent and why nothing was proposed for
+each. `write_report` is the one entry point the CLI calls.
 """
 
 from speedproof.report.data import load_report

@@ -16,7 +16,7 @@ from typing import Any
 
 from speedproof.errors import InfrastructureError
 from speedproof.ledger import LEDGER_FILE, Ledger
-from speedproof.report import advice, rows
+from speedproof.report import advice, discovery, rows
 from speedproof.report.chain import build_chain, chain_ids, costs, parent_of
 from speedproof.report.model import Campaign, Candidate, Event, ExitCondition, ReportData, Status
 
@@ -25,9 +25,17 @@ _VERDICTS: dict[str, Status] = {
     "rejected": "rejected",
     "inconclusive": "inconclusive",
 }
-_TABLES = ("candidates", "verdicts", "gates", "comparisons", "samples", "campaigns")
+_TABLES = (
+    "candidates",
+    "verdicts",
+    "gates",
+    "comparisons",
+    "samples",
+    "campaigns",
+    "hot_functions",
+)
 # Tables whose rows carry an id column: read in id order, the order they were appended.
-_CAMPAIGN_TABLES = ("events", "role_calls", "concerns")
+_CAMPAIGN_TABLES = ("events", "role_calls", "concerns", "discoveries", "proposer_outcomes")
 
 
 def ledger_path(folder: Path) -> Path:
@@ -62,6 +70,8 @@ class _Tables:
     events: list[Event] = field(default_factory=list)
     event_campaigns: list[str | None] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
+    # discoveries, hot_functions and proposer_outcomes rows (empty in an older ledger's copy).
+    discovery: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, ledger: Ledger) -> _Tables:
@@ -79,6 +89,7 @@ class _Tables:
             by_candidate=grouped,
             events=[rows.event(row) for row in every["events"]],
             event_campaigns=[row["campaign"] for row in every["events"]],
+            discovery={t: every[t] for t in ("discoveries", "hot_functions", "proposer_outcomes")},
         )
         campaign_of = {c["id"]: c["campaign"] for c in tables.candidates}
         tables.calls = [
@@ -93,6 +104,7 @@ class _Tables:
         keys: list[str | None] = list(started)
         seen = [c["campaign"] for c in self.candidates] + self.event_campaigns
         seen += [call["campaign"] for call in self.calls]
+        seen += [d["campaign"] for d in self.discovery.get("discoveries", [])]
         for key in seen:
             if key not in keys and key is not None:
                 keys.append(key)
@@ -120,6 +132,13 @@ class _Tables:
             chain=build_chain(candidates, chain),
             advisor=advice.advisor_parents(events),
             explorer=advice.exploration(events),
+            discovery=discovery.discoveries(
+                [d for d in self.discovery["discoveries"] if d["campaign"] == key],
+                self.discovery["hot_functions"],
+                self.discovery["proposer_outcomes"],
+                events,
+                candidates,
+            ),
         )
 
     def _verdict(self, candidate_id: int) -> str | None:

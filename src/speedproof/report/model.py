@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # 2: the advisor's flags and hazards, and the explorer's proposals.
-REPORT_SCHEMA = 2
+# 3: discovery's hot functions per parent, and why nothing was proposed for each.
+REPORT_SCHEMA = 3
 
 Status = Literal["accepted", "rejected", "inconclusive", "error", "unfinished"]
 
@@ -191,6 +192,53 @@ class Exploration(_Model):
     profiles: list[ExplorerProfile]
 
 
+class ProposerOutcome(_Model):
+    """What the proposer did with a hot function: one rule's outcome (`rule` set: the rewrite
+    it writes, or why it writes none) or a role's own answer (`rule` None)."""
+
+    role: str
+    rule: str | None
+    proposed: bool
+    reason: str
+
+
+class HotFunction(_Model):
+    rank: int
+    name: str
+    file: str
+    start_line: int
+    end_line: int
+    # Shares of the whole profile, in percent (see docs/adr/0022-discovery-profilers.md).
+    self_pct: float
+    cum_pct: float
+    samples: int
+    outcomes: list[ProposerOutcome]
+    # Candidates proposed for this function while this discovery was the current one.
+    candidates: list[int]
+
+    @property
+    def proposing(self) -> list[str]:
+        """The rules that write a rewrite for the function."""
+        return [o.rule for o in self.outcomes if o.proposed and o.rule]
+
+
+class Discovery(_Model):
+    """One profiling of a parent revision: its hot functions, hottest first, and the answers
+    that covered all of them at once (the coordinator's "nothing left")."""
+
+    created_at: str
+    parent: str
+    # The accepted candidate that made this revision; None for the campaign's base.
+    parent_candidate: int | None
+    profiler: str
+    # What `HotFunction.samples` counts: CPU samples (pprof) or calls (cProfile).
+    unit: str
+    workloads: list[str]
+    notes: list[str]
+    functions: list[HotFunction]
+    outcomes: list[ProposerOutcome]
+
+
 class Candidate(_Model):
     id: int
     created_at: str
@@ -308,6 +356,7 @@ class Campaign(_Model):
     chain: Chain
     advisor: list[AdvisorParent] = []
     explorer: Exploration | None = None
+    discovery: list[Discovery] = []
 
     def count(self, status: Status) -> int:
         return sum(1 for c in self.candidates if c.status == status)

@@ -1,8 +1,8 @@
 """What every toolchain shares: the tree it works on, its results, and how it runs commands.
 
 A toolchain is two halves chosen independently: a *builder* picked by `[target] language` (go,
-python, command) and a *test runner* picked by `[tests] runner` (go, pytest, command), so a Go
-program tested by a shell script is as ordinary as a Python one tested by pytest.
+python, command) and a *test runner* picked by `[tests] runner` (go, pytest, unittest, command),
+so a Go program tested by a shell script is as ordinary as a Python one tested by pytest.
 
 Every build and every test run goes through the sandbox with an environment built from scratch
 (`build_env`): the manifest's `env_allow` plus the toolchain's own variables, nothing inherited.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, cast, get_args
 
 from speedproof.errors import InfrastructureError
-from speedproof.manifest import Manifest
+from speedproof.manifest import PYTHON_RUNNERS, Manifest
 from speedproof.measure.process import ProcessResult, run_process
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, SandboxSpec, build_env
@@ -126,16 +126,39 @@ class TestRun:
     failures: dict[str, str] = field(default_factory=dict)
     cached: bool = False
     # How many tests the runner collected, when it can say so through a channel of its own
-    # (pytest: speedproof's plugin); None for runners that cannot.
+    # (pytest: speedproof's plugin; unittest: speedproof's runner); None for runners that cannot.
     collected: int | None = None
     # Where the runner's channels disagreed about this run (the report against speedproof's own
     # record, the exit status against the outcomes): the run's results cannot be believed.
     tampered: tuple[str, ...] = ()
     # What was cross-checked and agreed, in words, for the gate's detail.
     checked: str = ""
+    # The outcome ids that stand for a whole module (one that failed to import, or was skipped
+    # whole) rather than a test, when the runner names them (unittest: `tests.test_x`, whose tests
+    # are `tests.test_x.TestCase.test_name`). None: pytest's node ids, where such an id is the
+    # module's path with no `::`.
+    modules: tuple[str, ...] | None = None
 
     def ids(self, *wanted: Outcome) -> tuple[str, ...]:
         return tuple(sorted(i for i, o in self.outcomes.items() if o in wanted))
+
+    def module_ids(self) -> tuple[str, ...]:
+        """Outcome ids that stand for whole modules; none from a runner that does not count what
+        it collects (go, command), whose ids say nothing of modules."""
+        if self.collected is None:
+            return ()
+        if self.modules is not None:
+            return tuple(i for i in self.modules if i in self.outcomes)
+        return tuple(i for i in self.outcomes if "::" not in i)
+
+    def explains(self, test_id: str) -> bool:
+        """Whether `test_id` lies in a module this run failed to collect or skipped whole: a test
+        missing for that reason is accounted for, not lost."""
+        # pytest: `tests/test_x.py::T::test_a` under `tests/test_x.py`, or `tests/sub/...` under a
+        # package `tests/sub`; unittest: `tests.test_x.T.test_a` under `tests.test_x`.
+        joins = ("::", "/") if self.modules is None else (".",)
+        broken = [m for m in self.module_ids() if self.outcomes[m] != "passed"]
+        return any(test_id.startswith(m + join) for m in broken for join in joins)
 
     def counts(self) -> dict[str, int]:
         return {name: sum(1 for o in self.outcomes.values() if o == name) for name in OUTCOMES}
@@ -160,6 +183,7 @@ class TestRun:
             "collected": self.collected,
             "tampered": list(self.tampered),
             "checked": self.checked,
+            "modules": None if self.modules is None else list(self.modules),
         }
 
     @classmethod
@@ -180,7 +204,18 @@ class TestRun:
             collected=None if data.get("collected") is None else int(data["collected"]),
             tampered=tuple(str(t) for t in data.get("tampered", ())),
             checked=str(data.get("checked", "")),
+            modules=_modules(data.get("modules")),
         )
+
+
+def _modules(data: Any) -> tuple[str, ...] | None:
+    """`TestRun.modules` from JSON; absent (a cache written before runners named modules) is
+    pytest's rule, which is what every such run followed."""
+    if data is None:
+        return None
+    if not isinstance(data, list):
+        raise ValueError("modules must be a list of test ids")
+    return tuple(str(m) for m in data)
 
 
 def merge_runs(runs: Sequence[TestRun]) -> TestRun:
@@ -189,9 +224,12 @@ def merge_runs(runs: Sequence[TestRun]) -> TestRun:
         return runs[0]
     outcomes: dict[str, Outcome] = {}
     failures: dict[str, str] = {}
+    modules: tuple[str, ...] | None = None
     for run in runs:
         outcomes.update(run.outcomes)
         failures.update(run.failures)
+        if run.modules is not None:
+            modules = (*(modules or ()), *run.modules)
     return TestRun(
         outcomes=outcomes,
         ran=all(r.ran for r in runs),
@@ -202,6 +240,7 @@ def merge_runs(runs: Sequence[TestRun]) -> TestRun:
         note="; ".join(r.note for r in runs if r.note),
         failures=failures,
         tampered=tuple(t for r in runs for t in r.tampered),
+        modules=modules,
     )
 
 
@@ -402,10 +441,11 @@ def toolchain_for(
     from speedproof.toolchains.command import CommandBuilder, CommandTests
     from speedproof.toolchains.go import GoBuilder, GoTests, GoTool
     from speedproof.toolchains.python import PytestTests, PythonBuilder, PythonTool
+    from speedproof.toolchains.unittest_runner import UnittestTests
 
     language, runner = manifest.target.language, manifest.tests.runner
     go = GoTool.locate() if "go" in (language, runner) else None
-    wants_python = language == "python" or runner == "pytest"
+    wants_python = language == "python" or runner in PYTHON_RUNNERS
     python = PythonTool.for_manifest(manifest) if wants_python else None
     tools = (*(go.folders() if go else ()), *(python.folders if python else ()))
     context = Context(
@@ -421,11 +461,19 @@ def toolchain_for(
         builder = PythonBuilder(context, python)
     else:
         builder = CommandBuilder(context)
+    if manifest.benchmarks:
+        # Imported here: only a manifest with benchmark workloads needs it.
+        from speedproof.bench.build import BenchBuilder
+
+        interpreter = python.interpreter if python is not None else None
+        builder = BenchBuilder(context, builder, go if language == "go" else None, interpreter)
     tests: TestRunner
     if go is not None and runner == "go":
         tests = GoTests(context, go)
     elif python is not None and runner == "pytest":
         tests = PytestTests(context, python)
+    elif python is not None and runner == "unittest":
+        tests = UnittestTests(context, python)
     else:
         tests = CommandTests(context)
     return TargetToolchain(manifest=manifest, context=context, builder=builder, tests=tests)

@@ -173,6 +173,31 @@ def _writable(context: Context, tool: GoTool, tree: Tree) -> tuple[Path, ...]:
     return (tree.out, *go_caches(context))
 
 
+def compile_test_binary(
+    context: Context,
+    tool: GoTool,
+    tree: Tree,
+    package: str,
+    binary: Path,
+    flags: Sequence[str] = (),
+) -> tuple[tuple[str, ...], ProcessResult]:
+    """`go test -c -o BINARY PACKAGE` as the test gate compiles (`GoTests._compile`): only the
+    Go toolchain runs, over a read-only tree, writing the build folder and the shared caches;
+    no test code runs. Returns the command and its result; no binary means no test files or a
+    failed build."""
+    binary.unlink(missing_ok=True)
+    argv = (str(tool.binary), "test", "-c", "-vet=off", *flags, "-o", str(binary), package)
+    result = context.run(
+        argv,
+        cwd=tree.root,
+        readable=(tree.worktree, *tool.folders()),
+        writable=_writable(context, tool, tree),
+        env=go_env(context, tool, tree),
+        timeout_s=context.build_timeout_s,
+    )
+    return argv, result
+
+
 @dataclass(frozen=True)
 class GoBuilder:
     context: Context

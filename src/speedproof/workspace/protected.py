@@ -22,6 +22,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
+from speedproof.bench.protected import benchmark_files
 from speedproof.errors import ManifestError
 from speedproof.manifest import Language, LoadedManifest, Manifest
 from speedproof.workspace.gitcmd import repository_root
@@ -80,9 +81,9 @@ PYTHON: tuple[Rule, ...] = (
 )
 
 LANGUAGE_RULES: dict[str, tuple[Rule, ...]] = {"go": GO, "python": PYTHON, "command": ()}
-# A target of any language whose tests pytest runs gets the Python rules too: its tests,
-# conftests, pytest configuration and start-up hooks decide what pytest reports.
-RUNNER_RULES: dict[str, tuple[Rule, ...]] = {"pytest": PYTHON}
+# A target of any language whose tests pytest or unittest runs gets the Python rules too: its
+# tests, conftests, runner configuration and start-up hooks decide what the runner reports.
+RUNNER_RULES: dict[str, tuple[Rule, ...]] = {"pytest": PYTHON, "unittest": PYTHON}
 
 
 def split_parts(path: str) -> tuple[str, ...]:
@@ -150,7 +151,7 @@ class ProtectedPaths:
             inputs=[_input_relative(loaded.root, root, name) for name in manifest.input_files()],
             target_dir=target_dir,
             runner=manifest.tests.runner,
-            named=command_files(manifest, root, target_dir),
+            named=[*command_files(manifest, root, target_dir), *_benchmarks(manifest, target_dir)],
         )
 
     def reason(self, path: str) -> str | None:
@@ -180,6 +181,12 @@ def command_files(manifest: Manifest, root: Path, target_dir: str) -> list[tuple
             for path in _files_named(token, root, target_dir):
                 found.setdefault(path, source)
     return list(found.items())
+
+
+def _benchmarks(manifest: Manifest, target_dir: str) -> list[tuple[str, str]]:
+    """(repository-relative file, what names it) for each Python benchmark's own file."""
+    found = [(_anchored(target_dir, name), why) for name, why in benchmark_files(manifest)]
+    return [(path, why) for path, why in found if path]
 
 
 def _commands(manifest: Manifest) -> list[tuple[str, list[str]]]:

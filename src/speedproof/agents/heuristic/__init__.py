@@ -7,4 +7,4 @@ decides. `RULESET_VERSION` names the rule set in every answer (`model = "heurist
 so the ledger tells which rules proposed a candidate.
 """
 
-RULESET_VERSION = "1"
+RULESET_VERSION = "2"

@@ -20,6 +20,7 @@ from tree_sitter import Node
 from speedproof.agents.heuristic.go_edit import function_proposal
 from speedproof.agents.heuristic.go_facts import (
     STRING_LITERALS,
+    STRINGS_TO_STRING,
     Edit,
     GoUnit,
     call_of,
@@ -30,22 +31,8 @@ from speedproof.agents.heuristic.subject import Finding, Proposal
 RULE = "go-strings-builder"
 STRING_FUNCTIONS = {
     "fmt": {"Sprint", "Sprintf", "Sprintln"},
-    "strings": {
-        "Repeat",
-        "Join",
-        "ToUpper",
-        "ToLower",
-        "TrimSpace",
-        "Trim",
-        "TrimLeft",
-        "TrimRight",
-        "TrimPrefix",
-        "TrimSuffix",
-        "Replace",
-        "ReplaceAll",
-        "Title",
-        "Map",
-    },
+    # Map returns a string too; that it runs its function argument does not matter here.
+    "strings": {*STRINGS_TO_STRING, "Map"},
     "strconv": {"Itoa", "FormatInt", "FormatUint", "FormatFloat", "FormatBool", "Quote"},
 }
 FPRINT = {"Sprint": "Fprint", "Sprintf": "Fprintf", "Sprintln": "Fprintln"}

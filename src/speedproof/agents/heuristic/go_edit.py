@@ -1,5 +1,6 @@
-"""Turning byte edits of a Go function into an optimizer answer (always kind="function": Go
-functions are top-level, so a preamble before the function is package-level code).
+"""Turning byte edits of a Go file into an optimizer answer: kind="function" for edits of the hot
+function (Go functions are top-level, so a preamble before the function is package-level code),
+kind="search_replace" for edits elsewhere in its file (a caller's lines).
 
 The proposal also carries the whole new file, written the way the answer says: the preamble
 goes above the function's doc comment, missing imports are added by the campaign's own splicer
@@ -15,6 +16,7 @@ from speedproof.agents.answers import OptimizerAnswer
 from speedproof.agents.edits.go_splice import add_imports
 from speedproof.agents.edits.result import EditRejected
 from speedproof.agents.heuristic.go_facts import Edit, GoUnit, apply_edits, parses_cleanly
+from speedproof.agents.heuristic.py_edit import blocks_between
 from speedproof.agents.heuristic.subject import Finding, Proposal, RewriteDeclined
 
 
@@ -31,8 +33,7 @@ def function_proposal(
     end = unit.function.end_byte
     function_bytes = apply_edits(unit.data[start:end], edits, offset=start)
     function_text = function_bytes.decode("utf-8")
-    present = unit.imports()
-    missing = [path for path in imports if path not in present]
+    missing = _missing(unit, imports)
     preamble_text = "\n".join(preamble).rstrip("\n") + "\n" if preamble else None
     top = _comment_start(unit)
     new_data = (
@@ -42,12 +43,7 @@ def function_proposal(
         + function_bytes
         + unit.data[end:]
     )
-    try:
-        new_text = add_imports(new_data, missing).decode("utf-8")
-    except EditRejected as err:
-        raise RewriteDeclined(str(err)) from err
-    if not parses_cleanly(new_text):
-        raise RewriteDeclined("the rewritten file does not parse")
+    new_text = _finished(new_data, missing)
     answer = OptimizerAnswer(
         hypothesis=hypothesis,
         rule=finding.rule,
@@ -59,6 +55,24 @@ def function_proposal(
         imports=missing,
     )
     return Proposal(finding=finding, answer=answer, files={unit.subject.file: new_text})
+
+
+def _missing(unit: GoUnit, imports: Sequence[str]) -> list[str]:
+    """The import paths of `imports` the file does not import yet, in order."""
+    present = unit.imports()
+    return [path for path in imports if path not in present]
+
+
+def _finished(data: bytes, missing: Sequence[str]) -> str:
+    """The new file's text: `data` with the `missing` imports added by the campaign's own
+    splicer, which must accept them, and the result must parse, or the rule declines."""
+    try:
+        text = add_imports(data, missing).decode("utf-8")
+    except EditRejected as err:
+        raise RewriteDeclined(str(err)) from err
+    if not parses_cleanly(text):
+        raise RewriteDeclined("the rewritten file does not parse")
+    return text
 
 
 def _comment_start(unit: GoUnit) -> int:
@@ -84,3 +98,24 @@ def _shown_start(unit: GoUnit) -> int:
     if unit.subject.source.lstrip().startswith("//"):
         return _comment_start(unit)
     return unit.function.start_byte
+
+
+def file_proposal(
+    unit: GoUnit,
+    finding: Finding,
+    edits: Sequence[Edit],
+    *,
+    hypothesis: str,
+    imports: Sequence[str] = (),
+) -> Proposal:
+    """A change outside the hot function (a caller's lines): search/replace blocks computed from
+    the whole file before and after `edits` (byte ranges of the file) and missing `imports`."""
+    path = unit.subject.file
+    new_text = _finished(apply_edits(unit.data, edits), _missing(unit, imports))
+    answer = OptimizerAnswer(
+        hypothesis=hypothesis,
+        rule=finding.rule,
+        kind="search_replace",
+        blocks=blocks_between(path, unit.data.decode("utf-8"), new_text),
+    )
+    return Proposal(finding=finding, answer=answer, files={path: new_text})

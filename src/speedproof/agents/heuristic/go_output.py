@@ -22,61 +22,14 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from speedproof.agents.heuristic.go_edit import function_proposal
-from speedproof.agents.heuristic.go_facts import FUNCTIONS, Edit, GoUnit, call_of
+from speedproof.agents.heuristic.go_facts import Edit, GoUnit, call_of
+from speedproof.agents.heuristic.go_quiet import noisy_call
 from speedproof.agents.heuristic.subject import Finding, Proposal
 
 RULE = "go-bufio-stdout"
 PRINT = {"Print": "Fprint", "Printf": "Fprintf", "Println": "Fprintln"}
 FPRINT = ("Fprint", "Fprintf", "Fprintln")
 WRITER = "\x00writer\x00"  # stands for the buffer's name until it is chosen
-BUILTINS = {
-    "append",
-    "cap",
-    "clear",
-    "close",
-    "complex",
-    "copy",
-    "delete",
-    "imag",
-    "len",
-    "make",
-    "max",
-    "min",
-    "new",
-    "panic",
-    "real",
-    "recover",
-    "string",
-    "int",
-    "int64",
-    "float64",
-    "byte",
-    "rune",
-    "uint",
-    "uint64",
-    "int32",
-    "uint32",
-    "float32",
-    "bool",
-    "error",
-}
-NOISY_PACKAGES = {"log", "flag", "exec", "syscall", "testing"}
-NOISY_METHODS = (
-    "Write",
-    "WriteString",
-    "WriteByte",
-    "WriteRune",
-    "WriteTo",
-    "Print",
-    "Printf",
-    "Println",
-    "Flush",
-    "Sync",
-    "PrintDefaults",
-    "Usage",
-    "Exit",
-    "Goexit",
-)
 
 
 @dataclass(frozen=True)
@@ -116,75 +69,6 @@ def _writes(unit: GoUnit) -> list[_Write]:
     return found
 
 
-def _noisy_call(unit: GoUnit, call: Node, quiet: dict[str, bool], writes: set[int]) -> bool:
-    """Whether `call` may write output or end the process, other than the writes we buffer."""
-    if call.start_byte in writes:
-        return False
-    function = call.child_by_field_name("function")
-    if function is None:
-        return True
-    if function.type == "identifier":
-        name = unit.text(function)
-        if name in ("print", "println"):
-            return True
-        return name not in BUILTINS and not _quiet_function(unit, name, quiet)
-    if function.type == "func_literal":
-        return False
-    parts = call_of(unit, call)
-    if parts is None:
-        return function.type != "parenthesized_expression"
-    return _noisy_selector(unit, *parts[:2])
-
-
-def _noisy_selector(unit: GoUnit, operand: str, method: str) -> bool:
-    """Whether `operand.method(...)` may write output or end the process."""
-    packages = {unit.package_name(p) or p: p for p in ("fmt", "os", "io", *NOISY_PACKAGES)}
-    package = packages.get(operand)
-    noisy_in_package = {
-        "fmt": method.startswith(("Print", "Fprint")),
-        "os": method == "Exit",
-        "io": method in ("WriteString", "Copy", "CopyN", "CopyBuffer"),
-    }
-    if package in NOISY_PACKAGES:
-        return True
-    if package in noisy_in_package:
-        return noisy_in_package[package]
-    if operand.endswith((".Stdout", ".Stderr")):
-        return True
-    return method in NOISY_METHODS or method.startswith(("Print", "Write"))
-
-
-def _quiet_function(unit: GoUnit, name: str, quiet: dict[str, bool]) -> bool:
-    """A function or method of this file named `name` that writes nothing (recursively)."""
-    if name in quiet:
-        return quiet[name]
-    quiet[name] = False  # recursion assumes the worst until proven quiet
-    bodies = [
-        node
-        for node in unit.tree.root_node.children
-        if node.type in FUNCTIONS
-        and (n := node.child_by_field_name("name")) is not None
-        and unit.text(n) == name
-    ]
-    if not unit.whole_file or not bodies:
-        return False
-    result = all(_quiet_body(unit, body, quiet) for body in bodies)
-    quiet[name] = result
-    return result
-
-
-def _quiet_body(unit: GoUnit, body: Node, quiet: dict[str, bool]) -> bool:
-    text = unit.text(body)
-    if "os.Stdout" in text or "os.Stderr" in text:
-        return False
-    for node in unit.walk(body):
-        if node.type in ("go_statement",):
-            return False
-        if node.type == "call_expression" and _noisy_call(unit, node, quiet, set()):
-            return False
-    return True
-
-
 def _applicable(unit: GoUnit) -> list[_Write] | None:
     writes = _writes(unit)
     if not any(unit.in_loop(w.call) for w in writes):
@@ -198,7 +82,7 @@ def _applicable(unit: GoUnit) -> list[_Write] | None:
     starts = {w.call.start_byte for w in writes}
     quiet: dict[str, bool] = {unit.subject.bare_name: True}
     for call in unit.function_nodes("call_expression"):
-        if _noisy_call(unit, call, quiet, starts):
+        if noisy_call(unit, call, quiet, starts):
             return None
     return writes
 

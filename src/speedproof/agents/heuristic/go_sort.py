@@ -67,7 +67,7 @@ def _fresh_slice(unit: GoUnit, name: str, sort: Node, less: Node | None) -> bool
         if use.end_byte > sort.start_byte:
             continue
         inside_less = less is not None and unit.inside(use, less)
-        if not inside_less and _in_closure(unit, use):
+        if not inside_less and unit.in_closure(use):
             return False
         context = _context(unit, use, name)
         if context == "declaration":
@@ -75,15 +75,6 @@ def _fresh_slice(unit: GoUnit, name: str, sort: Node, less: Node | None) -> bool
         elif context is None and not inside_less:
             return False
     return declarations == 1
-
-
-def _in_closure(unit: GoUnit, node: Node) -> bool:
-    current = node.parent
-    while current is not None and current != unit.function:
-        if current.type == "func_literal":
-            return True
-        current = current.parent
-    return False
 
 
 def _context(unit: GoUnit, use: Node, name: str) -> str | None:
@@ -158,12 +149,7 @@ def _ends_only_after(unit: GoUnit, name: str, sort: Node) -> bool:
 
 def _outside_index(unit: GoUnit, length: Node) -> bool:
     """len(x) used as a value of its own (not inside an index of x)."""
-    current = length.parent
-    while current is not None and current != unit.function:
-        if current.type == "index_expression":
-            return False
-        current = current.parent
-    return True
+    return not unit.enclosed_by(length, "index_expression")
 
 
 def find(unit: GoUnit) -> Finding | None:

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from speedproof.agents.heuristic.py_edit import function_proposal
-from speedproof.agents.heuristic.py_facts import PyUnit, Replacement, literal_value, replace_nodes
+from speedproof.agents.heuristic.py_facts import (
+    PyUnit,
+    Replacement,
+    literal_value,
+    names_in,
+    replace_nodes,
+)
 from speedproof.agents.heuristic.subject import Finding, Proposal
 
 RULE = "py-min-max-not-sorted"
@@ -104,21 +110,10 @@ def _in_telling_try(unit: PyUnit, node: cst.CSTNode) -> bool:
             for handler in ancestor.handlers:
                 if handler.type is None:
                     return True
-                caught = {n.value for n in _names(handler.type)}
+                caught = names_in(handler.type)
                 if caught & TELLING_HANDLERS:
                     return True
     return False
-
-
-def _names(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Name(self, inner: cst.Name) -> None:
-            found.append(inner)
-
-    node.visit(_Collect())
-    return found
 
 
 def find(unit: PyUnit) -> Finding | None:

@@ -5,10 +5,12 @@ up in re's cache on every call: a hash of the pattern and flags and a dictionary
 microsecond, paid once per line when the function runs per line. A module-level
 `_NAME = re.compile(P, FLAGS)` pays it once; the call becomes `_NAME` or `_NAME.match(s)`.
 
-It applies only when the pattern is a literal or a module-level string constant bound once and
-defined above the function, the flags (if any) are `re.X` flags or an integer, and `re` is the
-imported module. The pattern is compiled here first: one that fails to compile would move the
-error from call time to import time, so the rule declines it.
+It applies only when the pattern is a literal, a module-level string constant bound once and
+defined above the function, or a name the function itself binds once to a string literal
+(`pattern = "[a-z]+"` before a loop: the literal is compiled at module level, the local binding
+stays), the flags (if any) are `re.X` flags or an integer, and `re` is the imported module. The
+pattern is compiled here first: one that fails to compile would move the error from call time
+to import time, so the rule declines it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.metadata import Assignment, GlobalScope
 
 from speedproof.agents.heuristic.py_edit import function_proposal
 from speedproof.agents.heuristic.py_facts import PyUnit, literal_value, replace_nodes
@@ -47,6 +50,9 @@ class _Site:
     rest: tuple[cst.Arg, ...]
     constant: str | None
     certain: bool
+    # What the module-level re.compile compiles: the pattern itself, or the literal a local
+    # name of the function is bound to.
+    compiled: cst.BaseExpression
 
 
 def find(unit: PyUnit) -> Finding | None:
@@ -66,6 +72,33 @@ def find(unit: PyUnit) -> Finding | None:
     )
 
 
+def explain(unit: PyUnit) -> str | None:
+    """Why no rewrite is written: no re call at all, or the first one's pattern or flags are
+    not constant (a parameter, a string built at run time, a constant bound twice)."""
+    sites = _sites(unit)
+    if sites:
+        return (
+            None
+            if all(s.certain for s in sites) and unit.whole_file
+            else ("without the whole file, the pattern's name may not be a module constant")
+        )
+    calls = [
+        unit.code(node)
+        for node in unit.function_nodes(cst.Call)
+        if isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == "re"
+        and node.func.attr.value in SIGNATURES
+    ]
+    if not calls:
+        return None  # no re call: the generic "not found" says so
+    return (
+        f"the pattern or flags of `{calls[0]}` are not a literal, a module constant defined "
+        "above the function or a local name bound once to a literal"
+    )
+
+
 def propose(unit: PyUnit) -> Proposal | None:
     finding = find(unit)
     if finding is None or not finding.certain or not unit.whole_file:
@@ -75,7 +108,7 @@ def propose(unit: PyUnit) -> Proposal | None:
     preamble: list[str] = []
     mapping: dict[int, cst.CSTNode] = {}
     for site in sites:
-        key = (unit.code(site.pattern), unit.code(site.flags) if site.flags else "")
+        key = (unit.code(site.compiled), unit.code(site.flags) if site.flags else "")
         if key not in hoisted:
             base = site.constant or unit.function.name.value.upper()
             name = unit.fresh_name(f"_{base.upper().lstrip('_')}_RE", set(hoisted.values()))
@@ -131,7 +164,7 @@ def _site(unit: PyUnit, call: cst.Call) -> _Site | None:
     checked = _pattern(unit, pattern, flags)
     if checked is None:
         return None
-    constant, pattern_certain = checked
+    constant, pattern_certain, compiled = checked
     rest = tuple(arg for name, arg in bound.items() if name not in ("pattern", "flags"))
     return _Site(
         call=call,
@@ -141,6 +174,7 @@ def _site(unit: PyUnit, call: cst.Call) -> _Site | None:
         rest=rest,
         constant=constant,
         certain=bool(is_re) and pattern_certain,
+        compiled=compiled,
     )
 
 
@@ -165,23 +199,29 @@ def _bind(call: cst.Call, parameters: tuple[str, ...]) -> dict[str, cst.Arg] | N
 
 def _pattern(
     unit: PyUnit, pattern: cst.BaseExpression, flags: cst.BaseExpression | None
-) -> tuple[str | None, bool] | None:
-    """(constant name or None, certain) when the pattern and flags are constant and compile."""
+) -> tuple[str | None, bool, cst.BaseExpression] | None:
+    """(constant name or None, certain, what to compile) when the pattern and flags are
+    constant and compile."""
     flag_value = _flags(unit, flags)
     if flag_value is None:
         return None
     constant: str | None = None
+    compiled = pattern
     if isinstance(pattern, cst.Name):
+        local = _local_literal(unit, pattern)
         resolved = unit.module_constant(pattern)
-        if resolved is None:
+        if local is not None:
+            compiled = value_node = local
+        elif resolved is None:
             # Without the file an unresolved name may be a module constant: say so, uncertainly.
             if not unit.whole_file and not unit.referents(pattern):
-                return pattern.value, False
+                return pattern.value, False, pattern
             return None
-        _, assign = resolved
-        if not unit.defined_before_function(assign):
-            return None
-        constant, value_node = pattern.value, assign.value
+        else:
+            _, assign = resolved
+            if not unit.defined_before_function(assign):
+                return None
+            constant, value_node = pattern.value, assign.value
     else:
         value_node = pattern
     try:
@@ -194,7 +234,31 @@ def _pattern(
         re.compile(value, flag_value)
     except (re.error, TypeError, ValueError):
         return None
-    return constant, True
+    return constant, True, compiled
+
+
+def _local_literal(unit: PyUnit, name: cst.Name) -> cst.BaseExpression | None:
+    """The literal `name` is bound to when the function binds it exactly once, by a plain
+    `name = <str literal>` that always runs before the read `name`."""
+    found = unit.referents(name)
+    binding = next(iter(found)) if len(found) == 1 else None
+    if not isinstance(binding, Assignment) or isinstance(binding.scope, GlobalScope):
+        return None
+    if len(binding.scope.assignments[name.value]) != 1:
+        return None
+    assign = unit.parent(unit.parent(binding.node) or binding.node)
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    statement = unit.parent(assign)
+    if assign.targets[0].target is not binding.node or statement is None:
+        return None
+    if not unit.precedes(statement, name):
+        return None  # bound later, or only on some paths: the call could find it unbound
+    try:
+        value = literal_value(assign.value)
+    except (ValueError, SyntaxError):
+        return None
+    return assign.value if isinstance(value, str | bytes) else None
 
 
 def _flags(unit: PyUnit, flags: cst.BaseExpression | None) -> int | None:

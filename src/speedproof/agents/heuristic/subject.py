@@ -9,14 +9,15 @@ cannot see.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from speedproof.agents.answers import Cause, OptimizerAnswer
 from speedproof.agents.providers.base import ProviderError
 
 Language = Literal["python", "go"]
+T = TypeVar("T")
 
 
 class RewriteDeclined(Exception):
@@ -82,3 +83,16 @@ class Proposal:
     finding: Finding
     answer: OptimizerAnswer
     files: Mapping[str, str] = field(default_factory=dict)
+
+
+def split_judged(judged: Iterable[T | str]) -> tuple[list[T], list[str]]:
+    """A rule's verdicts on the places it looked at, in order, split: the places it can rewrite,
+    and why not (a str) for each of the others; the reasons are what `explain` reports."""
+    usable: list[T] = []
+    reasons: list[str] = []
+    for verdict in judged:
+        if isinstance(verdict, str):
+            reasons.append(verdict)
+        else:
+            usable.append(verdict)
+    return usable, reasons

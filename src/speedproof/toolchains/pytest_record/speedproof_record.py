@@ -1,10 +1,12 @@
 """speedproof's own record of a pytest run, written as pytest reports each result.
 
 It runs inside the target's interpreter, so it imports only the standard library and pytest.
-The test runner registers a `Recorder` before pytest reads any conftest (`pytest.main(...,
-plugins=[...])`) and afterwards compares its record with pytest's JUnit report and the process's
-exit status (docs/adr/0033). One JSON object a line, each appended with one `write` to a file
-outside the tested tree, so what was recorded before a process vanished is still there:
+speedproof's bootstrap (`toolchains/python_tests.py`) imports it and calls `main`, which registers
+a `Recorder` before pytest reads any conftest (`pytest.main(..., plugins=[...])`); the judge then
+compares its record with pytest's JUnit report and the process's exit status (docs/adr/0033).
+One JSON object a line, each appended (one `write` unless a signal splits it) to the pipe the
+judge reads as it is written (`toolchains/record_channel.py`), so what was recorded before a
+process vanished is still there, and nothing written can be taken back:
 
     {"event": "collected", "count": 4}
     {"event": "raw", "id": "tests/test_a.py::test_x", "when": "call"}
@@ -53,7 +55,9 @@ class Recorder:
         self._only = None if only is None else frozenset(only)
 
     def _write(self, **event: Any) -> None:
-        os.write(self._fd, (json.dumps(event) + "\n").encode())
+        data = (json.dumps(event) + "\n").encode()
+        while data:  # a pipe may take a long line in parts, if a signal interrupts
+            data = data[os.write(self._fd, data) :]
 
     # A module that fails to import is one error, and one skipped as a whole (`allow_module_level`)
     # one skip, under its own path: the JUnit writer records both as test cases too.
@@ -110,3 +114,9 @@ class Recorder:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self._write(event="finished", exitstatus=int(session.exitstatus))
+
+
+def main(spec: dict[str, Any]) -> int:
+    """pytest's session with the recorder registered first; its exit status."""
+    recorder = Recorder(spec["record"], spec["only"])
+    return int(pytest.main(spec["args"], plugins=[recorder]))
