@@ -24,10 +24,11 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# The stamp follows pyproject.toml so a changed dependency list reinstalls. The ray extra comes
-# with it: the tests start a real Ray cluster on 127.0.0.1.
-$(VENV)/.stamp-install: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,ray]'
+# The stamp follows pyproject.toml so a changed dependency list reinstalls. `all` brings every
+# runtime extra but train (the model providers, the report's plots, function mode's seccomp, and
+# ray: the tests start a real Ray cluster on 127.0.0.1); train has its own stamp below.
+$(VENV)/.stamp-install: pyproject.toml setup.py | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev,all]'
 	@touch $@
 
 # The training extra (LoRA SFT in function mode). torch is pinned to the CPU build that this kind

@@ -400,7 +400,9 @@ def test_the_report_is_written_beside_the_ledger_when_no_out_folder_is_given(
         "report.md",
         "report.json",
     }
-    assert all(p.parent == folder and p.stat().st_size > 0 for p in vars(paths).values())
+    written = (paths.html, paths.markdown, paths.json)
+    assert all(p.parent == folder and p.stat().st_size > 0 for p in written)
+    assert paths.plots_left_out is None  # plotly is installed: the page has its plots
 
 
 def test_a_folder_without_a_ledger_is_a_named_error_and_gets_no_ledger(tmp_path: Path) -> None:

@@ -142,6 +142,7 @@ app.add_typer(manifest_app, name="manifest")
 app.add_typer(ledger_app, name="ledger")
 
 console = Console()
+_errors = Console(stderr=True)
 
 
 LedgerOption = Annotated[
@@ -276,6 +277,15 @@ def report_command(
     except SpeedproofError as exc:
         raise fail_on(exc) from exc
     console.print(f"wrote {paths.html}, {paths.markdown} and {paths.json}")
+    if paths.plots_left_out is not None:
+        # Written without plots rather than refused (see speedproof.report.html); said here too,
+        # so the missing extra is not discovered only when the page is opened.
+        _errors.print(
+            f"note: no plots in {paths.html}: {paths.plots_left_out}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @app.command("init", cls=SplitAtDashes)

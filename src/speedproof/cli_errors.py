@@ -26,7 +26,8 @@ def error_document(message: str, kind: str | None = None) -> dict[str, object]:
 def fail(message: str, *, as_json: bool = False, kind: str | None = None) -> typer.Exit:
     """Say `message` and return the exit to raise. Escaped: messages name manifest tables such
     as `[policy] max_pairs`, which rich would otherwise swallow as markup."""
-    _errors.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    # Not wrapped: a message is one line to copy from (a pip command, a manifest key).
+    _errors.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     if as_json:
         typer.echo(json.dumps(error_document(message, kind), indent=2))
     return typer.Exit(EXIT_ERROR)

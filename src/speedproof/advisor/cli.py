@@ -19,6 +19,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from speedproof.advisor.answers import Answerer
@@ -50,7 +51,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _fail(message: str) -> typer.Exit:
-    errors.print(f"[bold red]error:[/] {message}", highlight=False)
+    # Escaped: a message may name a pip extra (`speedproof[llm]`), which rich reads as markup.
+    # Not wrapped: a message is one line to copy from.
+    errors.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(EXIT_ERROR)
 
 

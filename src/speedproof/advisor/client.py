@@ -15,6 +15,7 @@ Anthropic's Messages API, which has none.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from speedproof.advisor.answers import Answer
 from speedproof.advisor.errors import AdvisorConfigError, LogprobsRefused, PinnedBuildMismatch
@@ -23,8 +24,11 @@ from speedproof.advisor.questions import Question, messages_for
 from speedproof.advisor.subject import Subject
 from speedproof.agents.providers.base import ChatMessage, Completion
 from speedproof.agents.providers.errors import LogprobsUnavailable
-from speedproof.agents.providers.openai_compat import MAX_TOP_LOGPROBS, OpenAICompatProvider
+from speedproof.agents.providers.registry import require_sdk
 from speedproof.agents.providers.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from speedproof.agents.providers.openai_compat import OpenAICompatProvider
 
 ROLE = "advisor"
 Observer = Callable[[Completion, list[ChatMessage]], None]
@@ -60,7 +64,16 @@ class EndpointAdvisor:
         observe: Observer | None = None,
     ) -> None:
         self.name = split_model_id(model_id)
-        self.provider = OpenAICompatProvider(
+        # The SDK comes with the `llm` extra. Imported here, not at the top: the campaign loop
+        # imports this package for the offline static advisor too, which needs none of it.
+        require_sdk("openai", f"the advisor's model {self.model_id}")
+        from speedproof.agents.providers.openai_compat import (
+            MAX_TOP_LOGPROBS,
+            OpenAICompatProvider,
+        )
+
+        self.top_logprobs = MAX_TOP_LOGPROBS
+        self.provider: OpenAICompatProvider = OpenAICompatProvider(
             self.name,
             base_url=base_url,
             api_key_env=api_key_env,
@@ -79,7 +92,7 @@ class EndpointAdvisor:
         messages = messages_for(asked, subject)
         try:
             completion = self.provider.complete(
-                messages, role=ROLE, logprobs=True, top_logprobs=MAX_TOP_LOGPROBS
+                messages, role=ROLE, logprobs=True, top_logprobs=self.top_logprobs
             )
         except LogprobsUnavailable as err:
             raise LogprobsRefused(

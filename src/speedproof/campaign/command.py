@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from speedproof.campaign.discovery_log import summary as discovery_summary
@@ -153,7 +154,9 @@ def optimize_command(
         )
         code = _optimize(request, errors)
     except SpeedproofError as exc:
-        errors.print(f"[bold red]error:[/] {exc}", highlight=False)
+        # Escaped: messages name pip extras (`speedproof[llm]`) and manifest tables, which rich
+        # would otherwise swallow as markup. Not wrapped: a message is one line to copy from.
+        errors.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_ERROR) from exc
     except KeyboardInterrupt as exc:
         errors.print("interrupted", highlight=False)

@@ -5,11 +5,12 @@ sandbox user onto kernel uid 0, and the kernel skips the NPROC check for the ini
 `os.fork()` inside the sandbox with `prlimit --nproc=2` succeeded when tried). A seccomp filter,
 handed to bubblewrap with `--seccomp FD`, applies whatever the uid.
 
-The policy is written as libseccomp rules (through pyseccomp) and exported as the BPF program
-bubblewrap loads. libseccomp resolves the syscall names for the native architecture, kills a
-call made under any other architecture (i386 `int 0x80` on x86-64, say) and, on x86-64, sends
-x32-ABI calls to that same kill. Without libseccomp there is no filter, and `build_filter` raises
-SandboxUnavailable: the verifier fails closed with `infrastructure_error`, never runs unfiltered.
+The policy is written as libseccomp rules (through pyseccomp, which the `fn` extra installs) and
+exported as the BPF program bubblewrap loads. libseccomp resolves the syscall names for the
+native architecture, kills a call made under any other architecture (i386 `int 0x80` on x86-64,
+say) and, on x86-64, sends x32-ABI calls to that same kill. Without pyseccomp or libseccomp there
+is no filter, and `build_filter` raises SandboxUnavailable: the verifier fails closed with
+`infrastructure_error`, never runs unfiltered.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from speedproof.errors import SandboxUnavailable
+from speedproof.extras import MissingExtra, require
 
 # Refused with EPERM. Valgrind and Python need none of them; `execve` stays allowed because
 # valgrind's launcher and `setarch` exec the next stage. A name the native architecture lacks
@@ -48,24 +50,24 @@ DENIED_SYSCALLS: tuple[str, ...] = (
 _CLONE_THREAD = 0x00010000
 _INSTALL_HINT = "install the Debian package libseccomp2 (apt-get install libseccomp2)"
 _NO_FALLBACK = "Function mode never runs without its seccomp filter."
+SECCOMP_FEATURE = "function mode's seccomp sandbox"
 
 
 def _pyseccomp() -> ModuleType:
     """pyseccomp, which loads libseccomp.so.2 with ctypes when imported."""
     try:
-        import pyseccomp  # type: ignore[import-untyped]
-    except ImportError as exc:
-        raise SandboxUnavailable(
-            f"pyseccomp is not installed ({exc}); pip install pyseccomp. {_NO_FALLBACK}"
-        ) from exc
-    except (OSError, RuntimeError, AttributeError) as exc:
+        return require("pyseccomp", SECCOMP_FEATURE)
+    except MissingExtra as exc:
+        # Still SandboxUnavailable: whoever runs the sandbox fails closed on that, whatever is
+        # missing; the message is the extra's one line.
+        raise SandboxUnavailable(f"{exc}. {_NO_FALLBACK}") from exc
+    except (ImportError, OSError, RuntimeError, AttributeError) as exc:
         # pyseccomp raises RuntimeError when it cannot find libseccomp, OSError when the library
-        # does not load, AttributeError when it lacks a symbol.
+        # does not load, AttributeError when it lacks a symbol; ImportError is an installed but
+        # broken pyseccomp.
         raise SandboxUnavailable(
             f"libseccomp cannot be loaded ({exc}); {_INSTALL_HINT}. {_NO_FALLBACK}"
         ) from exc
-    module: ModuleType = pyseccomp
-    return module
 
 
 def _clone_flags_argument(seccomp: ModuleType) -> int:

@@ -1,14 +1,33 @@
-"""The HTML report: one self-contained page, plotly.js inlined, nothing fetched when it opens."""
+"""The HTML report: one self-contained page, plotly.js inlined, nothing fetched when it opens.
+
+The plots need plotly, which the `report` extra installs. Without it the page is written all the
+same, without plots, and says so at the top and where each plot would be: a report is output, not
+a verdict. Everything the verdicts rest on (readings, intervals, gates, reasons) is text drawn
+from the ledger and is all there; refusing to write it, and the Markdown and JSON beside it,
+would withhold the record for want of a picture of it. Fail-closed stays the rule for judging.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from markupsafe import Markup
 
+from speedproof.extras import MissingExtra, require
 from speedproof.report.environment import environment
 from speedproof.report.model import ReportData
-from speedproof.report.plots import candidate_figure, figure_html, plotly_js
 
 TEMPLATE = "report.html.j2"
+PLOTS_FEATURE = "drawing the HTML report's plots"
+
+
+@dataclass(frozen=True)
+class HtmlPage:
+    """The rendered page, and the one-line reason its plots were left out (None when drawn,
+    or when no candidate had samples to draw)."""
+
+    text: str
+    plots_left_out: str | None = None
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:
@@ -29,8 +48,19 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
     return found
 
 
+def has_samples(data: ReportData) -> bool:
+    """Whether any candidate has samples, i.e. whether the page has a plot to draw."""
+    return any(c.distributions for campaign in data.campaigns for c in campaign.candidates)
+
+
 def plots(data: ReportData) -> dict[int, Markup]:
-    """Each measured candidate's figure, drawn by plotly's own (JSON-escaped) script."""
+    """Each measured candidate's figure, drawn by plotly's own (JSON-escaped) script; raises
+    `MissingExtra` when there is one to draw and plotly is not installed."""
+    if not has_samples(data):
+        return {}
+    require("plotly", PLOTS_FEATURE)
+    from speedproof.report.plots import candidate_figure, figure_html
+
     drawn: dict[int, Markup] = {}
     for campaign in data.campaigns:
         for candidate in campaign.candidates:
@@ -40,13 +70,29 @@ def plots(data: ReportData) -> dict[int, Markup]:
     return drawn
 
 
-def render_html(data: ReportData) -> str:
+def _script(figures: dict[int, Markup]) -> Markup:
+    # plotly.js is ~4.8 MB; a page with no figure does without it.
+    if not figures:
+        return Markup("")
+    from speedproof.report.plots import plotly_js
+
+    return Markup(plotly_js())
+
+
+def html_page(data: ReportData) -> HtmlPage:
+    """The page, with its plots when plotly is installed and without them when it is not."""
     env = environment(html=True)
     env.filters["diff_lines"] = diff_lines
-    figures = plots(data)
-    return env.get_template(TEMPLATE).render(
-        data=data,
-        plots=figures,
-        # plotly.js is ~4.8 MB; a page with no figure does without it.
-        plotly_js=Markup(plotly_js()) if figures else Markup(""),
+    try:
+        figures = plots(data)
+        left_out = None
+    except MissingExtra as exc:
+        figures, left_out = {}, str(exc)
+    text = env.get_template(TEMPLATE).render(
+        data=data, plots=figures, plotly_js=_script(figures), plots_left_out=left_out
     )
+    return HtmlPage(text, left_out)
+
+
+def render_html(data: ReportData) -> str:
+    return html_page(data).text

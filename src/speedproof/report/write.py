@@ -7,7 +7,7 @@ from pathlib import Path
 
 from speedproof.errors import InfrastructureError
 from speedproof.report.data import load_report
-from speedproof.report.html import render_html
+from speedproof.report.html import html_page
 from speedproof.report.markdown import render_markdown
 
 HTML_FILE = "report.html"
@@ -20,6 +20,8 @@ class ReportPaths:
     html: Path
     markdown: Path
     json: Path
+    # The one-line reason report.html has no plots (the `report` extra is missing), else None.
+    plots_left_out: str | None = None
 
 
 def write_report(folder: Path, *, out: Path | None = None) -> ReportPaths:
@@ -29,8 +31,9 @@ def write_report(folder: Path, *, out: Path | None = None) -> ReportPaths:
     are rendered before any is written, so a failure leaves no mix of old and new versions.
     """
     data = load_report(folder)
+    page = html_page(data)
     texts = {
-        HTML_FILE: render_html(data),
+        HTML_FILE: page.text,
         MARKDOWN_FILE: render_markdown(data),
         JSON_FILE: data.model_dump_json(indent=2) + "\n",
     }
@@ -45,4 +48,5 @@ def write_report(folder: Path, *, out: Path | None = None) -> ReportPaths:
         html=destination / HTML_FILE,
         markdown=destination / MARKDOWN_FILE,
         json=destination / JSON_FILE,
+        plots_left_out=page.plots_left_out,
     )

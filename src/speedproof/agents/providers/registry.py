@@ -14,7 +14,8 @@ Accepted forms:
 
 `base_url` and `api_key_env` only apply to the two hosted kinds; giving them with `replay` or
 `heuristic` is an error rather than silently ignored. The SDK modules are imported only for the
-kind that needs them.
+kind that needs them; they come with the `llm` extra, and without it a hosted kind is a
+one-line `MissingExtra` naming the spec and the extra (`speedproof.extras`).
 """
 
 from __future__ import annotations
@@ -26,9 +27,16 @@ from typing import Literal, cast
 from speedproof.agents.providers.base import Provider
 from speedproof.agents.providers.errors import ProviderConfigError
 from speedproof.agents.providers.retry import RetryPolicy
+from speedproof.extras import require
 
 Kind = Literal["openai", "anthropic", "replay", "heuristic"]
 ACCEPTED_FORMS = ("openai:MODEL", "anthropic:MODEL", "replay:PATH", "heuristic")
+# What each hosted kind's provider module imports from the `llm` extra: its SDK, and httpx2 for
+# the transport errors (endpoint.py, sdk_failures.py).
+SDK_MODULES: dict[str, tuple[str, ...]] = {
+    "openai": ("openai", "httpx2"),
+    "anthropic": ("anthropic", "httpx2"),
+}
 HEURISTIC_MODULE = "speedproof.agents.providers.heuristic"
 HEURISTIC_CLASS = "HeuristicProvider"
 
@@ -59,6 +67,14 @@ def parse_spec(spec: str) -> ProviderSpec:
     else:
         problem = f"unknown provider {kind!r} in spec {spec!r}"
     raise ProviderConfigError(f"{problem}; accepted forms: {_ACCEPTED}")
+
+
+def require_sdk(kind: str, feature: str) -> None:
+    """Import what `kind`'s provider module needs from the `llm` extra, or raise `MissingExtra`
+    naming `feature`. Called before that module is imported, so a missing SDK is named with what
+    the user asked for rather than surfacing as a ModuleNotFoundError from deep inside it."""
+    for module in SDK_MODULES.get(kind, ()):
+        require(module, feature)
 
 
 def _heuristic() -> Provider:
@@ -93,6 +109,7 @@ def make_provider(
     if max_retries < 0:
         raise ProviderConfigError(f"max_retries must be >= 0, not {max_retries}")
     retry = RetryPolicy(max_retries=max_retries)
+    require_sdk(parsed.kind, f"the model provider {parsed}")
     if parsed.kind == "openai":
         from speedproof.agents.providers.openai_compat import OpenAICompatProvider
 
