@@ -34,9 +34,13 @@ STAGES = ("build", "tests", "inputs", "behaviour", "measure", "total")
 _JUDGE = """
 import json, sys, tempfile
 from pathlib import Path
-from speedproof.evaluate import Judge, JudgeOptions
+try:
+    from speedproof.judge.evaluate import Judge, JudgeOptions
+    from speedproof.judge.patches import read_patch
+except ImportError:  # a checkout from before the judge became a package
+    from speedproof.evaluate import Judge, JudgeOptions
+    from speedproof.judging import read_patch
 from speedproof.examples import Example, materialise
-from speedproof.judging import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox

@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from speedproof.evaluate import Judge, JudgeOptions
 from speedproof.examples import get_example, materialise
-from speedproof.judging import read_patch
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox

@@ -16,9 +16,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from speedproof.evaluate import Judge, JudgeOptions
 from speedproof.examples import find_examples, materialise
-from speedproof.judging import read_patch
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox

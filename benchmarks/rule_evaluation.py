@@ -39,7 +39,7 @@ from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.stats import Schedule, compare, paired_compare
 from speedproof.stats.power import acceptance_probability
-from speedproof.verification import VERIFY_BUDGET_MULTIPLE
+from speedproof.verify.verification import VERIFY_BUDGET_MULTIPLE
 
 # The fixed rules' horizon, and the level of their single test.
 FIXED_PAIRS = 25

@@ -313,8 +313,8 @@ def test_nothing_from_the_advisor_reaches_the_policy() -> None:
     forbidden = {
         "speedproof.policy",
         "speedproof.evidence",
-        "speedproof.evaluate",
-        "speedproof.judging",
+        "speedproof.judge.evaluate",
+        "speedproof.judge.patches",
     }
     for module in advisor_modules:
         assert not _speedproof_imports(module) & forbidden, module

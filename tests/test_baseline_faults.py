@@ -19,7 +19,7 @@ from speedproof.campaign import exits
 from speedproof.campaign.options import Limits
 from speedproof.campaign.state import load_state
 from speedproof.errors import InfrastructureError
-from speedproof.evaluate import Judge, JudgeOptions
+from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox

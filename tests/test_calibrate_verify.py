@@ -24,13 +24,13 @@ from speedproof.calibration.inject import (
 )
 from speedproof.calibration.sizing import iterations_for_win, median_pair_share
 from speedproof.cli import app
-from speedproof.evaluate import Judge, JudgeOptions
 from speedproof.examples import find_examples, materialise
-from speedproof.judging import read_patch
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest import LoadedManifest, load_manifest, parse_manifest
 from speedproof.sandbox import make_sandbox
-from speedproof.verification import Verification, accepted_candidates, stack_diffs
+from speedproof.verify.verification import Verification, accepted_candidates, stack_diffs
 
 
 @pytest.fixture(scope="module")

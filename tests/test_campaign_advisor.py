@@ -27,7 +27,7 @@ from speedproof.advisor.client import EndpointAdvisor
 from speedproof.advisor.reference import load_reference
 from speedproof.campaign.options import CampaignOptions
 from speedproof.campaign.session import Request, resolve
-from speedproof.evaluate import Judge, JudgeOptions
+from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.report import load_report, write_report
 from test_advisor_support import logprob_reply, spread_build, subjects_by_question
 from test_campaign_support import (
@@ -333,7 +333,7 @@ def _closure(module: str) -> set[str]:
 def test_the_judge_the_campaign_builds_takes_nothing_the_advisor_or_explorer_gives() -> None:
     """What the judge is built from is the manifest, the sandbox, the ledger and these options;
     no module it runs imports the advisor or the campaign, so nothing they hold can reach it."""
-    for module in ("speedproof.evaluate", "speedproof.judging", "speedproof.policy"):
+    for module in ("speedproof.judge.evaluate", "speedproof.judge.patches", "speedproof.policy"):
         reached = _closure(module)
         assert not [
             m for m in reached if m.startswith(("speedproof.advisor", "speedproof.campaign"))

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from speedproof.errors import ManifestError
-from speedproof.evaluate import Judge, Outcome
 from speedproof.examples import get_example, materialise
 from speedproof.inputs.twins import fewer_lines, make_twin
+from speedproof.judge.evaluate import Judge, Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import Workload, load_manifest, parse_manifest
 from speedproof.sandbox import make_sandbox

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.evaluate import Judge, JudgeOptions, Outcome
 from speedproof.examples import Example, expectation, find_examples, materialise, meets
-from speedproof.judging import read_patch
+from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox

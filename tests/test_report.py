@@ -21,10 +21,10 @@ from speedproof.advisor import AdvisorFlags, CauseFlag, FunctionFlags, Gates, Ha
 from speedproof.advisor.records import record_causes, record_hazards
 from speedproof.discovery import HotFunction
 from speedproof.errors import InfrastructureError
-from speedproof.evaluate import Judge, JudgeOptions
 from speedproof.evidence import Comparison
 from speedproof.examples import get_example, materialise
-from speedproof.judging import read_patch
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.patches import read_patch
 from speedproof.ledger import LEDGER_FILE, Ledger, SampleRow, dumps
 from speedproof.manifest import load_manifest
 from speedproof.report import ReportData, load_report, write_report

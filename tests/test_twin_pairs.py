@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.evaluate import Judge, JudgeOptions
+from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.measure.sequential_rule import TWIN_STEP_PAIRS

@@ -17,9 +17,9 @@ import pytest
 from speedproof.calibration.trials import CalibrateOptions, Calibration
 from speedproof.campaign.stability import check_stability
 from speedproof.errors import InfrastructureError, ManifestError
-from speedproof.evaluate import Judge, JudgeOptions
 from speedproof.inputs.twins import make_twin
 from speedproof.inputs.unseen import unseen_inputs
+from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest import Workload, load_manifest, parse_manifest
 from speedproof.program import Program

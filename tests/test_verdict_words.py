@@ -7,7 +7,7 @@ from pathlib import Path
 
 from speedproof.evidence import Evidence, PolicyRules, exact_comparison
 from speedproof.examples import get_example, materialise
-from speedproof.judging import judge_patch
+from speedproof.judge.patches import judge_patch
 from speedproof.measure import instructions
 from speedproof.measure.instructions import (
     InstructionReading,

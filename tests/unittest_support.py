@@ -13,7 +13,7 @@ import difflib
 import textwrap
 from pathlib import Path
 
-from speedproof.evaluate import GateRecord, Judge, JudgeOptions, Outcome
+from speedproof.judge.evaluate import GateRecord, Judge, JudgeOptions, Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from test_toolchain_support import make_repo, sandbox

@@ -25,13 +25,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from speedproof.evaluate import Judge, JudgeOptions
 from speedproof.examples import Example, expectation, find_examples, materialise, meets
-from speedproof.judging import read_patch
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.patches import read_patch
+from speedproof.judge.view import LiveProgress
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox
-from speedproof.view import LiveProgress
 
 DEMO_FOLDER = Path("demo")
 DEMO_EXAMPLE = "logstat"

@@ -13,7 +13,7 @@ from rich.table import Table
 from speedproof.calibration.trials import CalibrateOptions, Calibration, CalibrationReport
 from speedproof.cli_errors import fail_on
 from speedproof.errors import SpeedproofError
-from speedproof.judging import LEDGER_FOLDER, read_patch
+from speedproof.judge.patches import LEDGER_FOLDER, read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME, load_manifest
 from speedproof.sandbox import make_sandbox

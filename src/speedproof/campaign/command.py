@@ -27,9 +27,9 @@ from speedproof.campaign.session import Opened, Request, open_campaign
 from speedproof.campaign.state import CampaignState
 from speedproof.cli_options import HoldoutDirOption
 from speedproof.errors import SpeedproofError
+from speedproof.judge.view import LiveProgress
 from speedproof.manifest import MANIFEST_NAME
 from speedproof.measure.runner import Sample
-from speedproof.view import LiveProgress
 from speedproof.workspace import Terminated
 
 EXIT_DONE = 0

@@ -53,8 +53,8 @@ from speedproof.campaign.stability import check_stability
 from speedproof.campaign.state import Attempt, CampaignState, Redactor, load_state
 from speedproof.discovery import HotFunction
 from speedproof.errors import SpeedproofError
-from speedproof.evaluate import Judge, JudgeOptions, Outcome
 from speedproof.evidence import TWIN_SUFFIX
+from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
 from speedproof.manifest import LoadedManifest
 from speedproof.measure.runner import Sample
 from speedproof.sandbox import Sandbox

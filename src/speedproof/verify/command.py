@@ -13,11 +13,11 @@ from rich.table import Table
 from speedproof.cli_errors import fail_on
 from speedproof.cli_options import HoldoutDirOption
 from speedproof.errors import SpeedproofError
-from speedproof.judging import LEDGER_FOLDER
+from speedproof.judge.patches import LEDGER_FOLDER
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME, load_manifest
 from speedproof.sandbox import make_sandbox
-from speedproof.verification import Recheck, Verification, accepted_candidates
+from speedproof.verify.verification import Recheck, Verification, accepted_candidates
 
 EXIT_FLAGGED = 1
 EXIT_ERROR = 3

@@ -7,12 +7,12 @@ from pathlib import Path
 from rich.console import Console
 
 from speedproof.errors import InfrastructureError
-from speedproof.evaluate import Judge, JudgeOptions, Outcome
 from speedproof.gitexclude import exclude_from_git
+from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.judge.view import LiveProgress, render_outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox
-from speedproof.view import LiveProgress, render_outcome
 
 LEDGER_FOLDER = ".speedproof"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from speedproof.errors import PatchError, SpeedproofError
-from speedproof.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import LoadedManifest
 from speedproof.sandbox import Sandbox

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.table import Table
 
-from speedproof.evaluate import Outcome
+from speedproof.judge.evaluate import Outcome
 from speedproof.measure.runner import Sample
 
 _COLOURS = {"accepted": "green", "rejected": "red", "inconclusive": "yellow"}
