@@ -20,15 +20,16 @@ inputs one verification really uses (`verification_inputs`) and on a second draw
 from __future__ import annotations
 
 import ast
-import multiprocessing
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
+from speedproof.cluster.jobs import Cluster, run_all
+from speedproof.cluster.spec import cluster_scope
 from speedproof.corpus.adequacy import Adequacy, assess
 from speedproof.corpus.families import BY_NAME
+from speedproof.errors import InfrastructureError
 from speedproof.functions.case import Case, Json, generate_inputs, verification_inputs
 
 MIN_KILL_RATE = 0.95
@@ -151,21 +152,27 @@ def audit_cases(
     workers: int = 2,
     seeds: Sequence[int] = AUDIT_SEEDS,
     progress: Callable[[CaseAdequacy], None] | None = None,
+    cluster: Cluster | None = None,
 ) -> list[CaseAdequacy]:
-    """`check_case` for every case, `workers` at a time.
+    """`check_case` for every case on `cluster` (`workers` local processes when None); the
+    results in the order of `cases`, `progress` called as each one arrives.
 
     Processes, not threads: CPython 3.11's `ast` module is not safe to drive from two threads at
     once (a threaded run failed with "AST constructor recursion depth mismatch"), and mutant
     generation is mostly `ast` work.
     """
-    results = []
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-        for result in pool.map(partial(check_case, seeds=tuple(seeds)), cases):
-            results.append(result)
+    listed = list(cases)
+    results: dict[int, CaseAdequacy] = {}
+    with cluster_scope(cluster, workers=workers) as running:
+        for finished in run_all(running, partial(check_case, seeds=tuple(seeds)), listed):
+            if finished.value is None:
+                raise InfrastructureError(
+                    f"the adequacy check of {listed[finished.job].id} failed: {finished.error}"
+                )
+            results[finished.job] = finished.value
             if progress is not None:
-                progress(result)
-    return results
+                progress(finished.value)
+    return [results[index] for index in range(len(listed))]
 
 
 def by_family(results: Iterable[CaseAdequacy]) -> dict[str, FamilyAdequacy]:

@@ -1,10 +1,13 @@
-"""A content-addressed, resumable record of verified pairs.
+"""A content-addressed, resumable record of verdicts.
 
-The key is the SHA-256 of everything the verdict depends on: the reference source, the fast
-source, the case's inputs and input spec, the verification settings and `verifier_digest()`. A
-re-run skips every pair whose key is recorded; a changed verifier changes every key, so all pairs
-are verified again. Only passing verdicts are recorded (a failure aborts generation anyway), one
-JSON line each, appended with fsync, so an interrupted run loses at most the pair in flight.
+The key is the SHA-256 of everything the verdict depends on: the reference source, the
+candidate, the case's inputs and input spec, the verification settings and `verifier_digest()`
+(and, for a batch row, its seed). A re-run skips every pair whose key is recorded; a changed
+verifier changes every key, so all pairs are verified again. Generation records passing verdicts
+only (a failure aborts it anyway); a seeded batch (`fn verify --batch`) records every judged
+verdict, since one seed always gives the same one. One JSON line each, appended with fsync by
+the driver alone (workers return verdicts, they never write here), so an interrupted run loses
+at most the verdicts in flight.
 """
 
 from __future__ import annotations
@@ -34,8 +37,24 @@ def pair_key(case: Case, fast_source: str, verifier: str, *, random_count: int, 
     return hashlib.sha256(dumps(payload).encode("utf-8")).hexdigest()
 
 
+def verdict_key(
+    case: Case, kind: str, text: str, seed: int, verifier: str, *, random_count: int, runs: int
+) -> str:
+    """The key of one seeded verification of a candidate (`kind` source or patch) on `case`."""
+    payload = {
+        "case": case.model_dump(mode="json"),
+        "kind": kind,
+        "text": text,
+        "seed": seed,
+        "verifier": verifier,
+        "random_count": random_count,
+        "runs": runs,
+    }
+    return hashlib.sha256(dumps(payload).encode("utf-8")).hexdigest()
+
+
 class VerificationCache:
-    """Passed verdicts by pair key, backed by a JSON-lines file."""
+    """Verdicts by key, backed by a JSON-lines file."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path

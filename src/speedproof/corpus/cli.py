@@ -18,6 +18,7 @@ from rich.table import Table
 
 from speedproof.agents.providers.base import Provider
 from speedproof.agents.providers.registry import make_provider
+from speedproof.cluster.options import ClusterOption, WorkersOption
 from speedproof.corpus.judge import CATEGORIES
 from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.errors import SpeedproofError
@@ -92,11 +93,13 @@ def corpus_generate(
     cache: Annotated[
         Path | None, typer.Option(help="Verification cache (default: OUT/verify-cache.jsonl).")
     ] = None,
-    workers: Annotated[int, typer.Option(help="Pairs verified at once.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help="Pairs verified at once (local).")] = 2,
     random_count: Annotated[int, typer.Option(help="Random inputs per verification.")] = 64,
     split: Annotated[bool, typer.Option(help="Write split files and manifest.")] = True,
+    cluster: ClusterOption = None,
 ) -> None:
     """Generate every pair, verify it (cached), stage the rows, then write splits and audit."""
+    from speedproof.cluster.spec import open_cluster
     from speedproof.corpus.cache import VerificationCache
     from speedproof.corpus.generate import AdequacyGate, GenerationConfig, stage
     from speedproof.corpus.splits import write_staging
@@ -111,7 +114,8 @@ def corpus_generate(
     gate = AdequacyGate(lambda line: errors.print(line, highlight=False, markup=False))
     try:
         book = VerificationCache(cache or out / "verify-cache.jsonl")
-        rows, stats = stage(config, book, _progress_printer(), gate)
+        with open_cluster(cluster, workers=workers) as running:
+            rows, stats = stage(config, book, _progress_printer(), gate, running)
         write_staging(out, rows, config, len(gate.refused))
     except SpeedproofError as exc:
         raise _fail(str(exc)) from exc
@@ -147,7 +151,8 @@ def corpus_audit(
         bool,
         typer.Option(help="Also hold every case to the input-adequacy bar (minutes per corpus)."),
     ] = True,
-    workers: Annotated[int, typer.Option(min=1, help="Cases checked at once.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help="Cases checked at once (local).")] = 2,
+    cluster: ClusterOption = None,
 ) -> None:
     """Check checksums, leaks and input adequacy; exits 1 and prints every finding."""
     from speedproof.corpus.audit import audit_folder
@@ -164,16 +169,21 @@ def corpus_audit(
         _print_leaks(leaks)
         raise typer.Exit(EXIT_LEAK)
     console.print("[green]no leaks[/]: ids, templates, AST hashes, skeletons, families, checksums")
-    if adequacy and not _adequacy_audit(folder, workers):
+    if adequacy and not _adequacy_audit(folder, workers, cluster):
         raise typer.Exit(EXIT_LEAK)
 
 
-def _adequacy_audit(folder: Path, workers: int) -> bool:
+def _adequacy_audit(folder: Path, workers: int, spec: str | None) -> bool:
+    from speedproof.cluster.spec import open_cluster
     from speedproof.corpus.adequacy_audit import MIN_KILL_RATE, audit_cases, by_family
     from speedproof.corpus.splits import load_all
 
     cases = [case for split in load_all(folder).values() for case in split]
-    results = audit_cases(cases, workers=workers)
+    try:
+        with open_cluster(spec, workers=workers) as running:
+            results = audit_cases(cases, cluster=running)
+    except SpeedproofError as exc:
+        raise _fail(str(exc)) from exc
     families = by_family(results)
     table = Table("family", "cases", "failing", "kill rate", "lowest", "traps passed")
     for name, entry in families.items():
@@ -204,21 +214,26 @@ def collect_command(
     attempts: Annotated[int, typer.Option(min=1, help="Attempts per case.")] = 3,
     limit: Annotated[int | None, typer.Option(help="At most this many new cases.")] = None,
     role: Annotated[str, typer.Option(help="Provider role.")] = "teacher",
+    cluster: ClusterOption = None,
+    workers: WorkersOption = 2,
 ) -> None:
     """Run a teacher on train cases; keep only passing turns; resumable."""
+    from speedproof.cluster.spec import open_cluster
     from speedproof.corpus.collect import CollectConfig, collect
     from speedproof.corpus.splits import load_split
 
     try:
         cases = load_split(corpus, "train")
-        stats = collect(
-            cases,
-            provider_from_spec(provider),
-            out,
-            CollectConfig(attempts=attempts, role=role, limit=limit),
-            provider_name=provider,
-            train_ids={c.id for c in cases},
-        )
+        with open_cluster(cluster, workers=workers) as running:
+            stats = collect(
+                cases,
+                provider_from_spec(provider),
+                out,
+                CollectConfig(attempts=attempts, role=role, limit=limit),
+                provider_name=provider,
+                train_ids={c.id for c in cases},
+                cluster=running,
+            )
     except SpeedproofError as exc:
         raise _fail(str(exc)) from exc
     console.print(
@@ -319,21 +334,26 @@ def eval_command(
         int | None,
         typer.Option(help="Base seed of the hidden inputs (fresh and recorded when omitted)."),
     ] = None,
+    cluster: ClusterOption = None,
+    workers: WorkersOption = 2,
 ) -> None:
     """Evaluate a provider on a split: categories, per-family table, report, chart."""
+    from speedproof.cluster.spec import open_cluster
     from speedproof.corpus.evaluate import EvalConfig, evaluate
     from speedproof.corpus.splits import load_split, split_path
 
     try:
         cases = load_split(corpus, split)
-        report = evaluate(
-            cases,
-            provider_from_spec(provider),
-            EvalConfig(split=split, attempts=attempts, role=role, seed=seed),
-            out,
-            split_file=split_path(corpus, split),
-            provider_name=provider,
-        )
+        with open_cluster(cluster, workers=workers) as running:
+            report = evaluate(
+                cases,
+                provider_from_spec(provider),
+                EvalConfig(split=split, attempts=attempts, role=role, seed=seed),
+                out,
+                split_file=split_path(corpus, split),
+                provider_name=provider,
+                cluster=running,
+            )
     except SpeedproofError as exc:
         raise _fail(str(exc)) from exc
     console.print(_family_table(report))

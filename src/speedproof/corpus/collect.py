@@ -1,8 +1,10 @@
 """Teacher collection: ask a provider to speed up train cases; keep only turns that passed.
 
 For each case: up to `attempts` tries. A failed try is followed by feedback naming only the
-failure category (never an input, an output or the verifier's detail text). The output is an
-append-only JSON-lines file, fsync'd after each case, with one row per finished case:
+failure category (never an input, an output or the verifier's detail text). The answers are
+verified on a cluster, several cases at a time (`dialogue.converse`). The output is an
+append-only JSON-lines file, fsync'd after each case and written by the driver alone, with one
+row per finished case, in case order:
   {"kind": "turn", ...}       the passing answer, its conversation and provenance
   {"kind": "exhausted", ...}  every attempt failed; the categories, no answer text
 A resumed run skips every case that already has a row, so an interrupted run never duplicates
@@ -18,13 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from speedproof.agents.providers.base import ChatMessage, Provider
+from speedproof.agents.providers.base import Provider
+from speedproof.cluster.jobs import Cluster
+from speedproof.cluster.spec import cluster_scope
+from speedproof.corpus.dialogue import Dialogue, Rules, Turn, converse
 from speedproof.corpus.errors import SplitBoundaryError
 from speedproof.corpus.jsonl import append_rows, drop_torn_tail, read_rows
-from speedproof.corpus.judge import Judged, judge_answer
-from speedproof.corpus.prompts import build_messages, canonical_patch, retry_messages
-from speedproof.errors import InfrastructureError
-from speedproof.functions.case import Case, model_view
+from speedproof.corpus.judge import Judged
+from speedproof.corpus.prompts import canonical_patch
+from speedproof.functions.case import Case
 
 
 @dataclass(frozen=True)
@@ -49,15 +53,8 @@ def done_case_ids(path: Path) -> set[str]:
     return {str(row["case_id"]) for row in read_rows(path)}
 
 
-def _turn_row(
-    case: Case,
-    provider_name: str,
-    model: str,
-    attempt: int,
-    messages: list[ChatMessage],
-    answer: str,
-    judged: Judged,
-) -> dict[str, Any]:
+def _turn_row(case: Case, provider_name: str, turn: Turn) -> dict[str, Any]:
+    judged = turn.judged
     assert judged.candidate_source is not None
     return {
         "kind": "turn",
@@ -65,10 +62,10 @@ def _turn_row(
         "family": case.family,
         "template": case.template,
         "provider": provider_name,
-        "model": model,
-        "attempt": attempt,
-        "messages": [m.model_dump() for m in messages],
-        "answer": answer,
+        "model": turn.completion.model,
+        "attempt": turn.attempt,
+        "messages": [m.model_dump() for m in turn.messages],
+        "answer": turn.completion.text,
         "patch": canonical_patch(case.reference_source, judged.candidate_source),
         "verifier_digest": judged.verifier_digest,
         "reward": judged.reward,
@@ -78,26 +75,10 @@ def _turn_row(
     }
 
 
-def _collect_case(
-    case: Case, provider: Provider, provider_name: str, config: CollectConfig, stats: CollectStats
-) -> dict[str, Any]:
-    messages = build_messages(model_view(case))
-    categories: list[str] = []
-    for attempt in range(1, config.attempts + 1):
-        completion = provider.complete(messages, role=config.role)
-        judged = judge_answer(case, completion.text)
-        stats.attempts += 1
-        stats.categories[judged.category] = stats.categories.get(judged.category, 0) + 1
-        if judged.category == "infrastructure":
-            raise InfrastructureError(
-                f"the verifier could not judge case {case.id} ({judged.status}): {judged.detail}"
-            )
-        if judged.category == "passed":
-            return _turn_row(
-                case, provider_name, completion.model, attempt, messages, completion.text, judged
-            )
-        categories.append(judged.category)
-        messages = retry_messages(messages, completion.text, judged.category)
+def _case_row(dialogue: Dialogue, provider_name: str, config: CollectConfig) -> dict[str, Any]:
+    case, last = dialogue.case, dialogue.turns[-1]
+    if last.judged.category == "passed":
+        return _turn_row(case, provider_name, last)
     return {
         "kind": "exhausted",
         "case_id": case.id,
@@ -105,9 +86,17 @@ def _collect_case(
         "template": case.template,
         "provider": provider_name,
         "attempts": config.attempts,
-        "categories": categories,
+        "categories": [turn.judged.category for turn in dialogue.turns],
         "timestamp": time.time(),
     }
+
+
+def _is_infrastructure(judged: Judged) -> bool:
+    return judged.category == "infrastructure"
+
+
+def _passed(judged: Judged) -> bool:
+    return judged.category == "passed"
 
 
 def collect(
@@ -119,8 +108,13 @@ def collect(
     provider_name: str,
     train_ids: set[str],
     progress: Callable[[Case, dict[str, Any]], None] | None = None,
+    cluster: Cluster | None = None,
 ) -> CollectStats:
-    """Run the teacher over `cases` (all must be train cases), appending to `out`."""
+    """Run the teacher over `cases` (all must be train cases), appending to `out`.
+
+    The answers are verified on `cluster` (two local worker processes when None), the
+    conversations of several cases at once (`dialogue.converse`); rows are written here.
+    """
     outside = sorted(c.id for c in cases if c.id not in train_ids)
     if outside:
         raise SplitBoundaryError(
@@ -128,24 +122,27 @@ def collect(
             + ", ".join(outside[:5])
         )
     done = done_case_ids(out)
-    stats = CollectStats()
-    new = 0
-    for case in cases:
-        if case.id in done:
-            stats.skipped += 1
-            continue
-        if config.limit is not None and new >= config.limit:
-            break
-        row = _collect_case(case, provider, provider_name, config, stats)
+    stats = CollectStats(skipped=sum(1 for case in cases if case.id in done))
+    todo = [case for case in cases if case.id not in done][: config.limit]
+
+    def finished(dialogue: Dialogue) -> None:
+        row = _case_row(dialogue, provider_name, config)
         append_rows(out, [row])
-        done.add(case.id)
-        new += 1
+        stats.attempts += len(dialogue.turns)
+        for turn in dialogue.turns:
+            category = turn.judged.category
+            stats.categories[category] = stats.categories.get(category, 0) + 1
         if row["kind"] == "turn":
             stats.passed += 1
         else:
             stats.exhausted += 1
         if progress:
-            progress(case, row)
+            progress(dialogue.case, row)
+
+    rules = Rules(config.attempts, config.role, final=_passed, halt=_is_infrastructure)
+    if todo:
+        with cluster_scope(cluster) as running:
+            converse(todo, provider, rules, running, finished)
     return stats
 
 

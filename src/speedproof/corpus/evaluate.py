@@ -2,8 +2,10 @@
 
 Protocol: for each case, the one-shot conversation from `model_view`; with `attempts > 1`, each
 failed attempt is followed by category-only feedback, as in collection. A case's outcome is its
-last attempt's category. Infrastructure outcomes are reported apart and left out of the pass
-rate's denominator: they say nothing about the model.
+last attempt's category. The answers are verified on a cluster, several cases at a time
+(`dialogue.converse`); the rows are written by the driver, in case order. Infrastructure
+outcomes are reported apart and left out of the pass rate's denominator: they say nothing about
+the model.
 
 Written to the output folder:
   results.jsonl   one row per attempt (raw: answer text, status, reward, Ir counts, the seed
@@ -29,10 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from speedproof.agents.providers.base import Provider
+from speedproof.cluster.jobs import Cluster
+from speedproof.cluster.spec import cluster_scope
+from speedproof.corpus.dialogue import Dialogue, Rules, Turn, converse
 from speedproof.corpus.jsonl import append_rows, sha256_file
-from speedproof.corpus.judge import CATEGORIES, Judged, judge_answer
-from speedproof.corpus.prompts import build_messages, retry_messages
-from speedproof.functions.case import Case, model_view
+from speedproof.corpus.judge import CATEGORIES, Judged
+from speedproof.functions.case import Case
 
 RESULTS = "results.jsonl"
 REPORT = "report.json"
@@ -53,16 +57,15 @@ def case_seed(base: int, case: Case) -> int:
     return int.from_bytes(digest[:8], "big") >> 2
 
 
-def _attempt_row(
-    case: Case, attempt: int, model: str, answer: str, judged: Judged
-) -> dict[str, Any]:
+def _attempt_row(case: Case, turn: Turn) -> dict[str, Any]:
+    judged = turn.judged
     return {
         "case_id": case.id,
         "family": case.family,
         "template": case.template,
-        "attempt": attempt,
-        "model": model,
-        "answer": answer,
+        "attempt": turn.attempt,
+        "model": turn.completion.model,
+        "answer": turn.completion.text,
         "category": judged.category,
         "status": judged.status,
         "reward": judged.reward,
@@ -75,19 +78,8 @@ def _attempt_row(
     }
 
 
-def evaluate_case(
-    case: Case, provider: Provider, config: EvalConfig, seed: int | None = None
-) -> list[dict[str, Any]]:
-    messages = build_messages(model_view(case))
-    rows = []
-    for attempt in range(1, config.attempts + 1):
-        completion = provider.complete(messages, role=config.role)
-        judged = judge_answer(case, completion.text, seed)
-        rows.append(_attempt_row(case, attempt, completion.model, completion.text, judged))
-        if judged.category in ("passed", "infrastructure"):
-            break
-        messages = retry_messages(messages, completion.text, judged.category)
-    return rows
+def _final(judged: Judged) -> bool:
+    return judged.category in ("passed", "infrastructure")
 
 
 def _tally(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -122,19 +114,29 @@ def evaluate(
     split_file: Path,
     provider_name: str,
     progress: Callable[[Case, dict[str, Any]], None] | None = None,
+    cluster: Cluster | None = None,
 ) -> dict[str, Any]:
-    """Run the evaluation and write results, report and chart into `out`; returns the report."""
+    """Run the evaluation and write results, report and chart into `out`; returns the report.
+
+    The answers are verified on `cluster` (two local worker processes when None), several
+    cases at a time (`dialogue.converse`); every file is written here, in case order.
+    """
     out.mkdir(parents=True, exist_ok=True)
     results = out / RESULTS
     results.unlink(missing_ok=True)
-    outcomes = []
+    outcomes: list[dict[str, Any]] = []
     base = secrets.randbits(62) if config.seed is None else config.seed
-    for case in cases:
-        rows = evaluate_case(case, provider, config, case_seed(base, case))
+
+    def finished(dialogue: Dialogue) -> None:
+        rows = [_attempt_row(dialogue.case, turn) for turn in dialogue.turns]
         append_rows(results, rows)
         outcomes.append(rows[-1])
         if progress:
-            progress(case, rows[-1])
+            progress(dialogue.case, rows[-1])
+
+    rules = Rules(config.attempts, config.role, final=_final)
+    with cluster_scope(cluster) as running:
+        converse(cases, provider, rules, running, finished, lambda case: case_seed(base, case))
     report = {
         "split": config.split,
         "split_file": str(split_file),

@@ -4,18 +4,22 @@
 seed; `verify_pairs` runs the real verifier on each (the fast source must be `passed` against
 the slow reference) through the content-addressed cache; `stage` does both and returns the rows
 that may be written. The known-fast source exists only inside `TrustedPair`, which has no
-serialiser: what reaches disk is `Case` (reference, hidden inputs, spec) and the verdict.
+serialiser: what reaches disk is `Case` (reference, hidden inputs, spec) and the verdict. It
+leaves this process only inside a verification job (`VerifyJob`), to a worker of the execution
+layer that runs the verifier on it and returns the verdict alone; workers write nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from speedproof.cluster.jobs import Cluster, Finished
+from speedproof.cluster.spec import cluster_scope
 from speedproof.corpus.cache import VerificationCache, pair_key
 from speedproof.corpus.errors import CorpusError, PairRejected
 from speedproof.corpus.families import HELDOUT, SEEN, Family
@@ -23,6 +27,10 @@ from speedproof.corpus.families.base import Knobs, Size, Template
 from speedproof.corpus.jsonl import dumps
 from speedproof.corpus.literals import SPLITS, SplitName
 from speedproof.functions.case import Case, InputSpec, make_case
+
+if TYPE_CHECKING:
+    from speedproof.functions.verify import VerifyResult
+    from speedproof.functions.verify_job import VerifyJob
 
 DEFAULT_SIZES: dict[SplitName, int] = {
     "train": 152,
@@ -44,7 +52,8 @@ class TrustedPair:
     literals: tuple[int, ...] = ()
 
     def __reduce__(self) -> str | tuple[Any, ...]:
-        # Refuse pickling: a worker pool or cache must not carry the fast source off this process.
+        # Refuse pickling: the pair never leaves this process whole. A verification job carries
+        # the case and the fast source to a verifier worker, which sends back a verdict only.
         raise TypeError("TrustedPair is trusted-side only and cannot be pickled")
 
 
@@ -173,13 +182,20 @@ class VerifyStats:
     cached: int = 0
 
 
-def _verify_one(pair: TrustedPair, config: GenerationConfig, digest: str) -> dict[str, Any]:
-    from speedproof.functions.verify import verify_candidate
+def _job(pair: TrustedPair, config: GenerationConfig) -> VerifyJob:
+    from speedproof.functions.verify_job import VerifyJob
 
-    seed = int(pair.case.ast_hash[:8], 16)
-    result = verify_candidate(
-        pair.case, pair.fast_source, seed=seed, random_count=config.random_count, runs=config.runs
+    return VerifyJob(
+        case=pair.case,
+        text=pair.fast_source,
+        kind="source",
+        seed=int(pair.case.ast_hash[:8], 16),
+        random_count=config.random_count,
+        runs=config.runs,
     )
+
+
+def _verdict(result: VerifyResult, digest: str) -> dict[str, Any]:
     return {
         "status": result.status,
         "reward_whole_process": result.reward_whole_process,
@@ -197,29 +213,38 @@ def verify_pairs(
     config: GenerationConfig,
     cache: VerificationCache,
     progress: Progress | None = None,
+    cluster: Cluster | None = None,
 ) -> tuple[list[StagedRow], VerifyStats]:
-    """Verify every pair (cached ones are skipped); the first rejected pair aborts the run."""
+    """Verify every pair (cached ones are skipped); the first rejected pair aborts the run.
+
+    The verifications run on `cluster` (local worker processes, `config.workers` of them, when
+    None); the cache is written here, by the driver, as each verdict arrives.
+    """
     from speedproof.functions.verify import verifier_digest
 
-    digest = verifier_digest()
-    stats = VerifyStats()
-    verdicts: dict[str, dict[str, Any]] = {}
+    run = _Run(config, verifier_digest(), cache, {}, VerifyStats(), progress)
     todo: list[tuple[TrustedPair, str]] = []
     for pair in pairs:
         key = pair_key(
-            pair.case, pair.fast_source, digest, random_count=config.random_count, runs=config.runs
+            pair.case,
+            pair.fast_source,
+            run.digest,
+            random_count=config.random_count,
+            runs=config.runs,
         )
         hit = cache.get(key)
         if hit is None:
             todo.append((pair, key))
         else:
-            verdicts[pair.case.id] = hit
-            stats.cached += 1
+            run.verdicts[pair.case.id] = hit
+            run.stats.cached += 1
             if progress:
                 progress(pair, hit, True)
-    _run_pool(todo, config, digest, cache, verdicts, stats, progress)
-    rows = [StagedRow(p.split, p.case, _public(verdicts[p.case.id])) for p in pairs]
-    return rows, stats
+    if todo:
+        with cluster_scope(cluster, workers=config.workers) as running:
+            _run_jobs(todo, run, running)
+    rows = [StagedRow(p.split, p.case, _public(run.verdicts[p.case.id])) for p in pairs]
+    return rows, run.stats
 
 
 # Verdicts that say nothing about the pair (the machine could not judge it), and how many times
@@ -229,40 +254,56 @@ _NOT_JUDGED = frozenset({"unstable", "infrastructure_error"})
 _ATTEMPTS = 3
 
 
-def _run_pool(
-    todo: list[tuple[TrustedPair, str]],
-    config: GenerationConfig,
-    digest: str,
-    cache: VerificationCache,
-    verdicts: dict[str, dict[str, Any]],
-    stats: VerifyStats,
-    progress: Progress | None,
-) -> None:
-    pending: dict[Future[dict[str, Any]], tuple[TrustedPair, str, int]] = {}
-    queue = [(pair, key, 1) for pair, key in reversed(todo)]
-    with ThreadPoolExecutor(max_workers=max(1, config.workers)) as pool:
-        while queue or pending:
-            while queue and len(pending) < max(1, config.workers):
-                pair, key, attempt = queue.pop()
-                pending[pool.submit(_verify_one, pair, config, digest)] = (pair, key, attempt)
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                pair, key, attempt = pending.pop(future)
-                verdict = future.result()
-                if verdict["status"] in _NOT_JUDGED and attempt < _ATTEMPTS:
-                    queue.append((pair, key, attempt + 1))
-                    continue
-                if verdict["status"] != "passed":
-                    for other in pending:
-                        other.cancel()
-                    raise PairRejected(
-                        f"generated pair {pair.case.id} ({pair.split}) was not verified: the "
-                        f"known-fast source got {verdict['status']!r}: {verdict['detail']}"
-                    )
-                verdicts[pair.case.id] = cache.record(key, pair.case.id, verdict)
-                stats.verified += 1
-                if progress:
-                    progress(pair, verdict, False)
+@dataclass
+class _Run:
+    """One `verify_pairs` run, as the driver sees it."""
+
+    config: GenerationConfig
+    digest: str
+    cache: VerificationCache
+    verdicts: dict[str, dict[str, Any]]
+    stats: VerifyStats
+    progress: Progress | None
+
+
+def _run_jobs(todo: list[tuple[TrustedPair, str]], run: _Run, cluster: Cluster) -> None:
+    """Every pair of `todo` through the cluster; a pair the machine could not judge goes back
+    into the queue, the first pair judged anything but `passed` stops the run."""
+    from speedproof.functions.verify_job import verify_job
+
+    queue = deque((pair, key, 1) for pair, key in todo)
+    flying: dict[int, tuple[TrustedPair, str, int]] = {}
+    window = 2 * cluster.slots
+    with cluster.batch(verify_job) as batch:
+        while queue or flying:
+            while queue and len(flying) < window:
+                pair, key, attempt = queue.popleft()
+                flying[batch.submit(_job(pair, run.config))] = (pair, key, attempt)
+            finished = batch.next_finished()
+            pair, key, attempt = flying.pop(finished.job)
+            verdict = _settled(finished, run)
+            if verdict["status"] in _NOT_JUDGED and attempt < _ATTEMPTS:
+                queue.append((pair, key, attempt + 1))
+                continue
+            _record(pair, key, verdict, run)
+
+
+def _settled(finished: Finished[VerifyResult], run: _Run) -> dict[str, Any]:
+    from speedproof.functions.verify_job import settle
+
+    return _verdict(settle(finished, run.digest, run.config.runs), run.digest)
+
+
+def _record(pair: TrustedPair, key: str, verdict: dict[str, Any], run: _Run) -> None:
+    if verdict["status"] != "passed":
+        raise PairRejected(
+            f"generated pair {pair.case.id} ({pair.split}) was not verified: the "
+            f"known-fast source got {verdict['status']!r}: {verdict['detail']}"
+        )
+    run.verdicts[pair.case.id] = run.cache.record(key, pair.case.id, verdict)
+    run.stats.verified += 1
+    if run.progress:
+        run.progress(pair, verdict, False)
 
 
 def _public(verdict: dict[str, Any]) -> dict[str, Any]:
@@ -318,10 +359,12 @@ def stage(
     cache: VerificationCache,
     progress: Progress | None = None,
     gate: AdequacyGate | None = None,
+    cluster: Cluster | None = None,
 ) -> tuple[list[StagedRow], VerifyStats]:
-    """Build every pair of the configured corpus through the adequacy gate, then verify each."""
+    """Build every pair of the configured corpus through the adequacy gate, then verify each
+    on `cluster` (see `verify_pairs`)."""
     gate = gate or AdequacyGate()
-    rows, stats = verify_pairs(build_pairs(config, gate), config, cache, progress)
+    rows, stats = verify_pairs(build_pairs(config, gate), config, cache, progress, cluster)
     staged = [
         StagedRow(row.split, row.case, {**row.verification, "adequacy": gate.figures[row.case.id]})
         for row in rows

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from speedproof.cluster.jobs import Finished
 from speedproof.corpus.skeleton import loop_skeleton
 from speedproof.errors import PatchError
 from speedproof.functions.case import Case
@@ -69,6 +70,40 @@ class Judged:
     ref_ir: int | None = None
     cand_ir: int | None = None
     seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A model's answer to a case, as a job of the execution layer (`judge_task`). The seed is
+    fixed by the driver, so a job that runs again after its worker died reaches the same
+    verdict."""
+
+    case: Case
+    text: str
+    seed: int | None = None
+
+
+def judge_task(answer: Answer) -> Judged:
+    """What a worker runs on an `Answer`: `judge_answer`."""
+    return judge_answer(answer.case, answer.text, answer.seed)
+
+
+def unjudged(answer: Answer, detail: str, digest: str) -> Judged:
+    """The verdict on an answer whose job produced none (its worker was lost, or runs another
+    verifier): infrastructure, no reward."""
+    return Judged(
+        "infrastructure", "infrastructure_error", None, detail, None, digest, seed=answer.seed
+    )
+
+
+def settle(answer: Answer, finished: Finished[Judged], digest: str) -> Judged:
+    """The verdict the driver keeps for a finished `judge_task` job."""
+    judged = finished.value
+    if judged is None:
+        return unjudged(answer, f"the job did not finish: {finished.error}", digest)
+    if judged.verifier_digest != digest:
+        return unjudged(answer, f"worker {finished.node} runs another verifier", digest)
+    return judged
 
 
 def has_patch(text: str) -> bool:

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from speedproof.cli_errors import fail
+from speedproof.cli_errors import fail, fail_on
+from speedproof.cluster.options import ClusterOption, WorkersOption
+from speedproof.cluster.spec import DEFAULT_WORKERS
+from speedproof.errors import SpeedproofError
 from speedproof.functions.case import load_case
 from speedproof.functions.verify import VerifyResult, verify_candidate, verify_patch
+
+if TYPE_CHECKING:
+    from speedproof.functions.batch import Settings as BatchSettings
 
 fn_app = typer.Typer(
     help="Function mode: verify a rewrite of a restricted pure-Python function in a sandbox "
@@ -63,19 +70,51 @@ def _show(result: VerifyResult, console: Console) -> None:
 
 @fn_app.command("verify")
 def verify_command(
-    case: Annotated[Path, typer.Argument(help="Case JSON file.")],
+    case: Annotated[Path | None, typer.Argument(help="Case JSON file.")] = None,
     candidate: Annotated[
-        Path,
+        Path | None,
         typer.Argument(
             help="A .py file with the whole function, or a patch (.patch, .diff, .txt)."
         ),
-    ],
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     seed: Annotated[int | None, typer.Option(help="Seed of the random inputs.")] = None,
     random: Annotated[int, typer.Option(help="How many random inputs.")] = 64,
     runs: Annotated[int, typer.Option(help="Cachegrind runs per count (at least 2).")] = 2,
+    batch: Annotated[
+        Path | None,
+        typer.Option(
+            "--batch",
+            help="JSON lines of (case or case_id, candidate or patch, optional seed, id) rows: "
+            "verify them all instead of CASE CANDIDATE.",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Results of --batch (JSON lines; resumable).")
+    ] = None,
+    cluster: ClusterOption = None,
+    workers: WorkersOption = DEFAULT_WORKERS,
+    cache: Annotated[
+        Path | None, typer.Option(help="Verification cache of --batch rows that carry a seed.")
+    ] = None,
+    corpus: Annotated[
+        Path | None, typer.Option(help="Corpus where --batch rows' case_id are looked up.")
+    ] = None,
 ) -> None:
-    """Verify CANDIDATE against CASE: exit 0 passed, 1 rejected, 3 infrastructure error."""
+    """Verify CANDIDATE against CASE: exit 0 passed, 1 rejected, 3 infrastructure error.
+
+    With --batch ROWS --out RESULTS: verify every row on the cluster; exit 0 when every row was
+    judged, 3 when any could not be (its row says why).
+    """
+    if batch is not None:
+        from speedproof.functions.batch import Settings as BatchSettings
+
+        if case is not None or candidate is not None or out is None:
+            raise fail("--batch takes --out and no CASE or CANDIDATE", as_json=json_output)
+        settings = BatchSettings(random_count=random, runs=runs, corpus=corpus)
+        raise typer.Exit(_verify_batch(batch, out, settings, cluster, workers, cache, json_output))
+    if case is None or candidate is None:
+        raise fail("give CASE and CANDIDATE, or --batch ROWS --out RESULTS", as_json=json_output)
     console = Console()
     try:
         loaded = load_case(case)
@@ -92,3 +131,42 @@ def verify_command(
     else:
         _show(result, console)
     raise typer.Exit(exit_code(result))
+
+
+def _verify_batch(
+    rows: Path,
+    out: Path,
+    settings: BatchSettings,
+    spec: str | None,
+    workers: int,
+    cache: Path | None,
+    as_json: bool,
+) -> int:
+    from speedproof.cluster.spec import open_cluster
+    from speedproof.corpus.cache import VerificationCache
+    from speedproof.functions.batch import verify_batch
+
+    try:
+        book = VerificationCache(cache) if cache is not None else None
+        with open_cluster(spec, workers=workers) as running:
+            report = verify_batch(rows, out, running, settings, cache=book)
+    except SpeedproofError as exc:
+        raise fail_on(exc, as_json=as_json) from exc
+    summary = {
+        "rows": report.rows,
+        "already_done": report.already_done,
+        "cached": report.cached,
+        "verified": report.verified,
+        "statuses": dict(sorted(report.statuses.items())),
+        "seconds": round(report.seconds, 1),
+        "out": str(out),
+    }
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        Console().print(
+            f"{report.rows} rows: {report.verified} verified, {report.cached} from the cache, "
+            f"{report.already_done} already in {out}; {json.dumps(summary['statuses'])} "
+            f"in {report.seconds:.1f} s"
+        )
+    return EXIT_INFRASTRUCTURE if report.unjudged else EXIT_PASSED

@@ -1,0 +1,70 @@
+"""A real Ray cluster of several nodes on 127.0.0.1, for trying and measuring the Ray back end
+on one machine (the tests and `benchmarks/cluster_scaling.py` use it).
+
+Every node is a full Ray node (its own raylet, object store and worker processes), bound to the
+loopback address, each offering one measurement slot. Ray resolves 127.0.0.1 to the machine's
+routable address unless it is told the cluster is a single-machine one
+(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, read when Ray is imported), so that variable is set here,
+before Ray is imported, and is inherited by every node and worker; no traffic leaves loopback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from speedproof.cluster.errors import ClusterUnavailable
+from speedproof.cluster.jobs import SLOT_RESOURCE
+from speedproof.cluster.spec import RAY_EXTRA
+
+SINGLE_MACHINE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+LOOPBACK = "127.0.0.1"
+
+
+@contextmanager
+def _environment(extra: Mapping[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in extra}
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextmanager
+def loopback_cluster(
+    nodes: int = 2, cpus: int = 1, *, env: Mapping[str, str] | None = None
+) -> Iterator[str]:
+    """Start `nodes` Ray nodes of `cpus` CPUs on 127.0.0.1 and yield the cluster's address;
+    `env` is given to the nodes (and so to their workers) only. Everything stops on exit."""
+    os.environ[SINGLE_MACHINE] = "0"
+    try:
+        import ray
+        from ray._private import ray_constants
+        from ray.cluster_utils import Cluster
+    except ImportError as exc:
+        raise ClusterUnavailable(f"the Ray back end needs Ray: {RAY_EXTRA}") from exc
+    if ray_constants.ENABLE_RAY_CLUSTER:
+        raise ClusterUnavailable(f"Ray was imported before {SINGLE_MACHINE}=0 could be set")
+    node: dict[str, Any] = {
+        "num_cpus": cpus,
+        "node_ip_address": LOOPBACK,
+        "resources": {SLOT_RESOURCE: 1},
+    }
+    with _environment(env or {}):
+        cluster = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
+        for _ in range(nodes - 1):
+            cluster.add_node(**node)
+        cluster.wait_for_nodes()
+    try:
+        yield str(cluster.address)
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.shutdown()  # type: ignore[no-untyped-call]
