@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from speedproof.manifest import parse_manifest
+from sequential_sim import SIM_MANIFEST as MANIFEST
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
@@ -37,28 +37,6 @@ WINS_PCT = (0.0, 3.0, 4.0, 5.0, 10.0)
 # streams of 50 pairs.
 RUN_SCALE = 0.12 / 2.0
 RUN_S = 0.04
-MANIFEST = parse_manifest(
-    """
-[target]
-name = "sim"
-language = "command"
-program = "true"
-
-[tests]
-runner = "command"
-args = ["true"]
-
-[[workloads]]
-id = "sim"
-
-[instructions]
-enabled = false
-
-[policy]
-guardrails = []
-""",
-    "sim.toml",
-)
 
 
 def stream(rng: np.random.Generator, pairs: int, win_pct: float) -> RecordedWorkload:
