@@ -10,7 +10,6 @@ win, and the verdict says why.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,14 +21,10 @@ from speedproof.judge.evaluate import Judge, Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import Workload, load_manifest, parse_manifest
 from speedproof.sandbox import make_sandbox
+from test_campaign_support import git
 from test_unseen_support import content_keyed_patch_go
 
 CHEAT = "the win does not carry over to inputs the candidate has not seen"
-
-
-def _git(repo: Path, *args: str) -> None:
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
 
 
 def test_a_lines_twin_keeps_the_first_line_and_order_and_leaves_out_a_twentieth() -> None:
@@ -76,7 +71,7 @@ def _logstat(into: Path, twin: str) -> Path:
     text = manifest.read_text().replace('twin = "lines"\n', "")
     text = text.replace('tier = "representative"\n', f'tier = "representative"\ntwin = "{twin}"\n')
     manifest.write_text(text.replace('"binary_size"', "").replace(", ]", "]"))
-    _git(repo, "commit", "-qam", "twins as the test gives them")
+    git(repo, "commit", "-qam", "twins as the test gives them")
     return repo
 
 

@@ -9,7 +9,6 @@ first step (two on a loaded machine), where the representative workload took the
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.measure.sequential_rule import TWIN_STEP_PAIRS
 from speedproof.sandbox import make_sandbox
+from test_campaign_support import committed_repo
 
 TOOL = """\
 import sys
@@ -59,22 +59,10 @@ pairs = 12
 """
 
 
-def _git(repo: Path, *args: str) -> None:
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
-
-
 @pytest.fixture
 def busy(tmp_path: Path) -> Path:
-    repo = tmp_path / "busy"
-    (repo / "data").mkdir(parents=True)
-    (repo / "tool.py").write_text(TOOL)
-    (repo / "speedproof.toml").write_text(MANIFEST)
-    (repo / "data" / "lines.txt").write_text("one\ntwo\n" * 100)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "busy")
-    return repo
+    files = {"tool.py": TOOL, "speedproof.toml": MANIFEST, "data/lines.txt": "one\ntwo\n" * 100}
+    return committed_repo(tmp_path / "busy", files, "busy")
 
 
 def test_a_large_honest_win_settles_its_twin_in_one_step_of_pairs(
