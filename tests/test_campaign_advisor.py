@@ -144,6 +144,8 @@ def advisor_requests(server: ModelServer) -> int:
     )
 
 
+# 15-23 s, a whole campaign: in make test-slow (make test's 15-minute budget on 2 cores).
+@pytest.mark.slow
 def test_the_advisor_ranks_flags_and_reviews_over_http_and_no_verdict_hears_it(
     tmp_path: Path, served: tuple[ModelServer, Answers], baseline_file: Path
 ) -> None:
@@ -254,6 +256,8 @@ def test_the_advisor_ranks_flags_and_reviews_over_http_and_no_verdict_hears_it(
     assert "(advisor): advisor: the order of output may change" in report
 
 
+# 15-23 s, a whole campaign: in make test-slow (make test's 15-minute budget on 2 cores).
+@pytest.mark.slow
 def test_the_static_advisor_takes_both_seats_offline(tmp_path: Path) -> None:
     repo = wordfreq_repo(tmp_path / "wordfreq")
     done = optimize(

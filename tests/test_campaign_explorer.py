@@ -197,6 +197,8 @@ def _never_measured(folder: Path, workload: str, flag: str) -> None:
         assert flag not in command["argv"]
 
 
+# 15-23 s, a whole campaign: in make test-slow (make test's 15-minute budget on 2 cores).
+@pytest.mark.slow
 def test_the_explorer_widens_profiling_and_its_workload_is_never_judged(
     tmp_path: Path, server: ModelServer
 ) -> None:

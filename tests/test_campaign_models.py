@@ -143,6 +143,8 @@ SPECIAL_CASE = textwrap.dedent(
 ).lstrip()
 
 
+# 15-23 s, a whole campaign: in make test-slow (make test's 15-minute budget on 2 cores).
+@pytest.mark.slow
 def test_a_special_case_for_the_visible_input_is_caught_by_the_holdout_never_shown(
     tmp_path: Path, server: ModelServer
 ) -> None:

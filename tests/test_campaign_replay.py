@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from test_campaign_support import (
     FROZENSET_ANSWER,
     NO_CAUSES,
@@ -27,6 +29,8 @@ from test_campaign_support import (
 )
 
 
+# 15-23 s, a whole campaign: in make test-slow (make test's 15-minute budget on 2 cores).
+@pytest.mark.slow
 def test_a_recorded_campaign_keeps_its_accept_as_a_commit_on_its_own_refs(tmp_path: Path) -> None:
     repo = wordfreq_repo(tmp_path / "wordfreq")
     base = git(repo, "rev-parse", "HEAD")

@@ -32,6 +32,10 @@ from speedproof.reward import (
     training_prompts,
 )
 
+# About 25 s, most of it one module fixture that measures real rewards; the reward API is also
+# compared local against Ray in make test (tests/test_cluster_ray.py).
+pytestmark = pytest.mark.slow
+
 
 def _outside(case: Case) -> str:
     """A patch whose result imports a module: outside the subset."""
