@@ -40,6 +40,7 @@ from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.resolution import Spread
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
+from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.policy import decide
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox
@@ -55,11 +56,6 @@ from speedproof.workspace import (
 
 TrialKind = Literal["a/a", "null", "win"]
 KINDS: tuple[TrialKind, ...] = ("a/a", "null", "win")
-Progress = Callable[[str, str], None]
-
-
-def _quiet(stage: str, message: str) -> None:
-    """The default progress sink: say nothing."""
 
 
 @dataclass(frozen=True)
@@ -186,7 +182,7 @@ class Calibration:
         *,
         sandbox: Sandbox,
         options: CalibrateOptions = CalibrateOptions(),
-        progress: Progress = _quiet,
+        progress: Progress = say_nothing,
     ) -> None:
         if options.trials < 1:
             raise ValueError(f"calibrate needs at least one trial, got {options.trials}")

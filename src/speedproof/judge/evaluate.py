@@ -48,6 +48,7 @@ from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.readings import size_comparison
 from speedproof.measure.runner import Sample, measurement_fault
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
+from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.policy import decide
 from speedproof.program import Invocation, Program, relocated
 from speedproof.sandbox import Sandbox, SandboxSpec, mount_list
@@ -64,12 +65,6 @@ from speedproof.workspace import (
     snapshot,
     worktree,
 )
-
-Progress = Callable[[str, str], None]
-
-
-def _quiet(stage: str, message: str) -> None:
-    """The default progress sink: say nothing."""
 
 
 @dataclass(frozen=True)
@@ -215,7 +210,7 @@ class Judge:
         sandbox: Sandbox,
         ledger: Ledger,
         options: JudgeOptions = JudgeOptions(),
-        progress: Progress = _quiet,
+        progress: Progress = say_nothing,
         on_sample: Callable[[Sample], None] | None = None,
     ) -> None:
         self.loaded = loaded

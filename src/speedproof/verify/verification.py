@@ -15,7 +15,7 @@ is ever dropped or rewritten silently: the original verdict stays as it was reco
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +24,7 @@ from speedproof.errors import PatchError, SpeedproofError
 from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import LoadedManifest
+from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.sandbox import Sandbox
 from speedproof.workspace import apply_patch, normalise_patch, worktree
 from speedproof.workspace.gitcmd import git_ok
@@ -33,11 +34,6 @@ from speedproof.workspace.gitcmd import git_ok
 # (docs/adr/0042).
 VERIFY_BUDGET_MULTIPLE = 2.0
 Mode = Literal["alone", "stacked"]
-Progress = Callable[[str, str], None]
-
-
-def _quiet(stage: str, message: str) -> None:
-    """The default progress sink: say nothing."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +108,7 @@ class Verification:
         sandbox: Sandbox,
         ledger: Ledger,
         pairs: int | None = None,
-        progress: Progress = _quiet,
+        progress: Progress = say_nothing,
         holdout_dir: Path | None = None,
     ) -> None:
         self.loaded = loaded
