@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from speedproof.examples import get_example, materialise
 from speedproof.report.data import load_report
 from test_campaign_support import (
@@ -17,6 +19,8 @@ from test_campaign_support import (
 )
 
 
+# About 25 s on 2 cores; `make demo` runs the same campaign on every fresh clone.
+@pytest.mark.slow
 def test_the_heuristic_proposer_finds_a_proven_speedup_in_logstat(tmp_path: Path) -> None:
     repo = materialise(get_example("logstat"), tmp_path)
     folder = tmp_path / "campaign"

@@ -269,6 +269,7 @@ def test_the_explorer_widens_profiling_and_its_workload_is_never_judged(
     assert len(exploration.profiles) == 2
 
 
+@pytest.mark.slow
 def test_the_heuristic_explorer_proposes_nothing_and_the_call_is_counted(tmp_path: Path) -> None:
     repo = wordfreq_repo(tmp_path / "wordfreq")
     done = optimize("-m", str(repo), "--no-stability-check", "--explorer", "--max-candidates", "1")

@@ -92,6 +92,7 @@ def test_the_gate_redraws_a_draft_below_the_bar_and_keeps_each_case_figures() ->
     assert all(f["kill_rate"] >= 0.95 for f in gate.figures.values())
 
 
+@pytest.mark.slow
 def test_the_audit_command_fails_a_corpus_holding_an_inadequate_case(tmp_path: Path) -> None:
     folder = tmp_path / "corpus"
     unverified_folder(

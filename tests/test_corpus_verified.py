@@ -61,6 +61,7 @@ def test_the_same_seed_gives_identical_files_and_the_rerun_is_served_by_the_cach
     assert audit.exit_code == 0, audit.output
 
 
+@pytest.mark.slow
 def test_a_pair_whose_fast_source_is_wrong_aborts_generation_naming_it(tmp_path: Path) -> None:
     good, bad = build_pairs(ONE_EACH)[:2]
     broken = TrustedPair(bad.case, wrong_constant(bad.fast_source), bad.split, bad.literals)

@@ -206,6 +206,7 @@ def test_a_patch_that_does_not_apply_is_a_patch_error(distinct: Case) -> None:
     assert result.reward == 0.0
 
 
+@pytest.mark.slow
 def test_instruction_counts_repeat_exactly_across_three_runs(distinct: Case) -> None:
     fast = example("distinct_count_fast.py")
     plain = run_harness(job_document(fast, "solve", distinct.benchmark_inputs))

@@ -306,6 +306,7 @@ def logtop(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_init_finds_the_console_script_the_pytest_setup_and_the_venv_outside_the_repository(
     wordfreq: tuple[Path, Path],
 ) -> None:

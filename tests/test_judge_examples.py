@@ -31,7 +31,7 @@ MEASURED_KINDS = {"noop", "slowdown"}
 
 # The textstat patches that reach the timed lane take 25-40 s each (a Python run is ~0.2 s, and a
 # slowdown runs every pair to the end); one of them stays in the fast suite, the others run with
-# `make test-slow`. Every kind is still covered fast by logstat's patches.
+# `make test-slow`. Every kind but the slowdown is still covered fast by logstat's patches.
 SLOW_CASES = {
     # Run-time cheats beyond one per example: each is a whole judgement of its own.
     "textstat/cheat-forked-child-writes-late",
@@ -45,6 +45,10 @@ SLOW_CASES = {
     # (tests/test_twin_pairs.py, tests/test_unittest_judged.py) in a few seconds.
     "logstat/speedup-slow-report-builder",
     "textstat/speedup-stopword-set",
+    # 12-15 s each; a slowdown is rejected fast in tests/test_schedule.py and
+    # tests/test_bench_go_judged.py, and logstat's two behaviour patches stay here.
+    "logstat/slowdown-regexp-query-strip",
+    "textstat/behaviour-longest-line-max",
 }
 # What the reasons must say of each run-time cheat: what the candidate did.
 CHEAT_WORDS = {

@@ -263,6 +263,7 @@ def test_a_campaign_checks_the_base_against_itself_on_the_same_unseen_inputs(
     assert result.pairs == 4
 
 
+@pytest.mark.slow
 def test_calibrate_measures_the_judges_workloads_with_the_manifests_holdout_folder(
     tiny: Path, holdout: Path
 ) -> None:
