@@ -313,6 +313,22 @@ def test_varying_counts_of_four_runs_a_side_are_compared_by_welchs_t() -> None:
     assert same.finite and not same.significant
 
 
+def test_a_shift_no_wider_than_one_sides_own_spread_is_not_a_significant_change() -> None:
+    # The same binary on a busy core: one side's counts spread 0.9 %, and the two sides' means sit
+    # 0.87 % apart, beyond the 0.5 % floor and past Welch's t at four a side.
+    base = _reading("baseline", 100_000, 100_100, 100_050, 100_080)
+    shifted = instruction_comparison(
+        base, _reading("candidate", 100_500, 101_400, 101_000, 100_800), tier="representative"
+    )
+    assert shifted.finite and not shifted.significant
+    assert "+0.87% is inside the 0.896% floor" in shifted.note
+    # A 5 % change with the same spreads stands.
+    real = instruction_comparison(
+        base, _reading("candidate", 95_000, 95_950, 95_500, 95_300), tier="representative"
+    )
+    assert real.significant and real.delta_pct == pytest.approx(-4.7, abs=0.2)
+
+
 def test_a_run_that_outlives_its_timeout_is_an_error_in_the_reading(
     tmp_path: Path, sandbox: Sandbox
 ) -> None:
