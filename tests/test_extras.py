@@ -351,6 +351,33 @@ def test_the_report_is_written_without_plots_and_says_which_extra_draws_them(
     assert (ledger / "report.md").read_text()
 
 
+def test_fn_evals_chart_without_plotly_names_the_report_extra(tmp_path: Path) -> None:
+    code = (
+        _BLOCKER
+        + """\
+from pathlib import Path
+from speedproof.corpus.evaluate import write_chart
+from speedproof.extras import MissingExtra
+try:
+    write_chart({"families": {}, "split": "test", "protocol": "one-shot"}, Path(sys.argv[2]))
+except MissingExtra as exc:
+    print(exc)
+"""
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "plotly", str(tmp_path / "chart.html")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(
+        "drawing the evaluation's per-family chart needs the report extra: "
+        "pip install 'speedproof[report]'"
+    )
+    assert not (tmp_path / "chart.html").exists()
+
+
 def test_optimize_with_the_heuristic_proposer_runs_a_campaign_without_the_extras(
     widest: Path, tmp_path: Path
 ) -> None:

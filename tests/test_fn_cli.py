@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rich.console import Console
 from typer.testing import CliRunner
 
-from speedproof.functions.cli import fn_app
+from speedproof.functions.cli import _show, fn_app
+from speedproof.functions.verify import VerifyResult
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "src/speedproof/functions/examples"
 RUNNER = CliRunner()
@@ -62,3 +64,17 @@ def test_a_faster_candidate_exits_0_with_a_human_report() -> None:
     assert result.exit_code == 0, result.output
     assert "passed" in result.output
     assert "Ir (function)" in result.output
+
+
+def test_a_detail_quoting_brackets_is_shown_as_written() -> None:
+    result = VerifyResult(
+        status="mismatch",
+        reward=0.0,
+        runs=1,
+        detail="[fn] returned 3 for xs[1:]; expected [2]",
+        duration_s=0.1,
+        verifier_digest="0" * 64,
+    )
+    console = Console(record=True, width=200)
+    _show(result, console)
+    assert "[fn] returned 3 for xs[1:]; expected [2]" in console.export_text()

@@ -36,11 +36,13 @@ from speedproof.cluster.spec import cluster_scope
 from speedproof.corpus.dialogue import Dialogue, Rules, Turn, converse
 from speedproof.corpus.jsonl import append_rows, sha256_file
 from speedproof.corpus.judge import CATEGORIES, Judged
+from speedproof.extras import require
 from speedproof.functions.case import Case
 
 RESULTS = "results.jsonl"
 REPORT = "report.json"
 CHART = "chart.html"
+CHART_FEATURE = "drawing the evaluation's per-family chart"
 
 
 @dataclass(frozen=True)
@@ -157,8 +159,9 @@ def evaluate(
 
 
 def write_chart(report: dict[str, Any], path: Path) -> None:
-    """Stacked bars of outcome categories per family, as self-contained HTML."""
-    import plotly.graph_objects as go
+    """Stacked bars of outcome categories per family, as self-contained HTML; `MissingExtra`
+    naming the report extra without plotly (report.json is written first, so nothing is lost)."""
+    go = require("plotly.graph_objects", CHART_FEATURE)
 
     families = list(report["families"])
     figure = go.Figure()

@@ -10,6 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from speedproof.cli_errors import fail, fail_on
 from speedproof.cluster.options import ClusterOption, WorkersOption
@@ -54,7 +55,8 @@ def _show(result: VerifyResult, console: Console) -> None:
     table.add_column()
     style = _STYLE.get(result.status, "bold red")
     table.add_row("status", f"[{style}]{result.status}[/] ({result.category})")
-    table.add_row("detail", result.detail)
+    # Plain text: a detail quoting code ("[fn] …", "x[i]") is not rich markup.
+    table.add_row("detail", Text(result.detail))
     if result.reward is not None:
         table.add_row("reward", f"{result.reward:.4f}  (function-only log ratio)")
     if result.reward_whole_process is not None:
