@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,3 +132,34 @@ def killed_row_id(marker: Path, rows: list[dict[str, Any]]) -> str:
 def comparable(row: dict[str, Any]) -> dict[str, Any]:
     """A result row without what may differ between equal verdicts: time and place."""
     return {k: v for k, v in row.items() if k not in ("duration_s", "node")}
+
+
+@dataclass(frozen=True)
+class Marks:
+    """A job that appends `start NAME` to a shared file, waits up to `wait_s` for a second job
+    to start, then appends `end NAME`. Two such jobs overlapped exactly when both starts come
+    before either end; if they cannot overlap, the first waits out its time alone."""
+
+    path: str
+    wait_s: float = 1.5
+
+    def __call__(self, name: str) -> str:
+        self._append(f"start {name}")
+        deadline = time.monotonic() + self.wait_s
+        while time.monotonic() < deadline and self._starts() < 2:
+            time.sleep(0.02)
+        self._append(f"end {name}")
+        return name
+
+    def _append(self, line: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    def _starts(self) -> int:
+        with open(self.path, encoding="utf-8") as handle:
+            return sum(line.startswith("start") for line in handle)
+
+
+def marks(path: Path) -> list[str]:
+    """The kinds of the marks in `path`, in order: "start" and "end"."""
+    return [line.split()[0] for line in path.read_text(encoding="utf-8").splitlines()]

@@ -16,12 +16,21 @@ import pytest
 from cluster_support import (
     CHEAP_STATUSES,
     DieOnce,
+    Marks,
     cheap_rows,
     comparable,
     killed_row_id,
+    marks,
     write_jsonl,
 )
-from speedproof.cluster import ClusterError, LocalCluster, open_cluster, run_all
+from speedproof.cluster import (
+    ClusterError,
+    LocalCluster,
+    Placement,
+    measuring_on,
+    open_cluster,
+    run_all,
+)
 from speedproof.corpus.cache import VerificationCache
 from speedproof.corpus.jsonl import read_rows
 from speedproof.functions.batch import verify_batch
@@ -69,6 +78,22 @@ def test_a_local_batch_and_a_local_reward_import_nothing_of_ray(tmp_path: Path) 
     ]
 
 
+def test_the_campaign_and_verify_import_nothing_of_ray_until_a_ray_cluster_is_asked_for() -> None:
+    done = _python(
+        """
+        import json, sys
+        import speedproof.cli, speedproof.campaign.waves, speedproof.verify.elsewhere
+        from speedproof.cluster import open_cluster
+        from speedproof.cluster.judging import Shipper, judge_on_node
+        with open_cluster("local") as cluster:
+            cluster.nodes()
+        print(json.dumps(sorted(m for m in sys.modules if m == "ray" or m.startswith("ray."))))
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
 def test_asking_for_ray_without_ray_installed_names_the_extra_in_one_line(
     tmp_path: Path,
 ) -> None:
@@ -97,13 +122,26 @@ def test_asking_for_ray_without_ray_installed_names_the_extra_in_one_line(
 def test_an_unknown_cluster_and_a_node_the_local_cluster_lacks_are_refused() -> None:
     with pytest.raises(ClusterError, match="unknown cluster 'slurm'"):
         open_cluster("slurm")
-    from speedproof.cluster import Placement
-
     with LocalCluster(1) as cluster, cluster.batch(abs) as batch:
         with pytest.raises(ClusterError, match="no node 'gpu-7'"):
             batch.submit(-1, Placement(node="gpu-7"))
         assert batch.submit(-2, Placement(node="local", slot=True)) == 0
         assert batch.next_finished().value == 2
+
+
+def test_the_local_measurement_slot_keeps_timed_jobs_apart_while_other_jobs_overlap(
+    tmp_path: Path,
+) -> None:
+    timed, free = tmp_path / "timed", tmp_path / "free"
+    with LocalCluster(2) as cluster:
+        node = cluster.nodes()[0]
+        for path, placement in ((timed, measuring_on(node)), (free, Placement())):
+            with cluster.batch(Marks(str(path))) as batch:
+                for name in ("a", "b"):
+                    batch.submit(name, placement)
+                assert sorted(str(batch.next_finished().value) for _ in "ab") == ["a", "b"]
+    assert marks(timed) == ["start", "end", "start", "end"]  # one at a time, holding the slot
+    assert marks(free) == ["start", "start", "end", "end"]  # side by side
 
 
 def test_outcomes_come_back_once_each_and_a_raising_task_is_an_outcome_not_a_retry() -> None:

@@ -1,8 +1,9 @@
 """The Ray back end on a real Ray cluster: a head and a second node on 127.0.0.1, started once
-for the whole session (about 10 s) and shared by every test here. Verdicts on corpus/v2 cases
-equal a local run's row for row; a worker killed in the middle of a job has the job rerun on a
-live worker, its row written once; a pinned job runs on its node holding the node's measurement
-slot; evaluation and rewards through Ray equal their local runs."""
+for the whole session (about 10 s, `conftest.loopback_ray`) and shared by every Ray test.
+Verdicts on corpus/v2 cases equal a local run's row for row; a worker killed in the middle of a
+job has the job rerun on a live worker, its row written once; a pinned job runs on its node
+holding the node's measurement slot; evaluation and rewards through Ray equal their local
+runs."""
 
 from __future__ import annotations
 
@@ -21,17 +22,28 @@ from cluster_support import (
     INVALID,
     NO_PATCH,
     DieOnce,
+    Marks,
     cheap_rows,
     comparable,
     dev_cases,
     fast_patch,
     killed_row_id,
+    marks,
     write_jsonl,
     wrong_patch,
 )
+from conftest import LoopbackRay
 from speedproof.agents.providers.replay import ReplayProvider, recorded_line
 from speedproof.cli import app
-from speedproof.cluster import Cluster, LocalCluster, Placement, open_cluster, run_all
+from speedproof.cluster import (
+    Cluster,
+    ClusterError,
+    LocalCluster,
+    Placement,
+    measuring_on,
+    open_cluster,
+    run_all,
+)
 from speedproof.corpus.evaluate import EvalConfig, evaluate
 from speedproof.corpus.jsonl import read_rows
 from speedproof.corpus.literals import DEFAULT_CORPUS
@@ -44,27 +56,13 @@ from speedproof.reward import rewards
 TESTS = Path(__file__).resolve().parent
 
 
-@pytest.fixture(scope="session")
-def ray_address() -> Iterator[str]:
-    """A two-node Ray cluster on 127.0.0.1 and this process connected to it. The nodes get
-    this folder on PYTHONPATH: a worker imports a task's module, and the killing task lives
-    here."""
-    from speedproof.cluster.loopback import loopback_cluster
-
-    path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
-    with loopback_cluster(nodes=2, cpus=1, env={"PYTHONPATH": path}) as address:
-        import ray
-
-        ray.init(address=address, logging_level="WARNING")
-        yield address
-
-
 @pytest.fixture()
 def on_ray(ray_address: str) -> Iterator[Cluster]:
     with open_cluster("ray") as cluster:
         yield cluster
 
 
+@pytest.mark.slow
 def test_corpus_verdicts_on_ray_equal_the_local_run_row_for_row(
     ray_address: str, tmp_path: Path
 ) -> None:
@@ -130,6 +128,57 @@ def test_a_job_pinned_to_a_node_runs_there_holding_that_nodes_measurement_slot(
         finished = [batch.next_finished() for _ in jobs]
     assert sorted(f.value for f in finished if f.value is not None) == list(range(6))
     assert all(f.node == nodes[jobs[f.job] % 2].id for f in finished)
+
+
+def test_a_timed_job_holding_its_nodes_cpus_keeps_every_other_job_off_that_node(
+    on_ray: Cluster, tmp_path: Path
+) -> None:
+    node = on_ray.nodes()[0]
+    small = Placement(node=node.id, cpus=0.5)  # a job that would fit beside half a CPU
+    whole, half = tmp_path / "whole", tmp_path / "half"
+    for path, timed in (
+        (whole, measuring_on(node)),
+        (half, Placement(node=node.id, slot=True, cpus=0.5)),
+    ):
+        with on_ray.batch(Marks(str(path))) as batch:
+            batch.submit("timed", timed)
+            batch.submit("small", small)
+            assert {batch.next_finished().value for _ in "ab"} == {"timed", "small"}
+    assert marks(whole) == ["start", "end", "start", "end"]
+    assert marks(half) == ["start", "start", "end", "end"]
+    with on_ray.batch(abs) as batch, pytest.raises(ClusterError, match="not the 64 a job"):
+        batch.submit(-1, Placement(node=node.id, cpus=64))
+
+
+def test_a_ray_client_address_runs_jobs_and_lists_the_clusters_nodes(
+    on_ray: Cluster, loopback_ray: LoopbackRay
+) -> None:
+    # Ray Client from a fresh process, as a user on another machine would connect.
+    code = f"""
+import json
+from speedproof.cluster import measuring_on, open_cluster, run_all
+
+with open_cluster({loopback_ray.client!r}) as cluster:
+    nodes = cluster.nodes()
+    values = sorted(f.value for f in run_all(cluster, abs, range(-4, 0)))
+    with cluster.batch(abs) as batch:
+        batch.submit(-7, measuring_on(nodes[-1]))
+        pinned = batch.next_finished()
+print(json.dumps({{
+    "nodes": sorted(n.id for n in nodes), "slots": [n.slots for n in nodes], "values": values,
+    "pinned": [pinned.value, pinned.node == nodes[-1].id],
+}}))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["nodes"] == sorted(node.id for node in on_ray.nodes())
+    assert report["slots"] == [1, 1]
+    assert report["values"] == [1, 2, 3, 4]
+    assert report["pinned"] == [7, True]
 
 
 def test_evaluation_through_ray_writes_the_rows_a_local_evaluation_writes(

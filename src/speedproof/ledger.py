@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from speedproof.errors import InfrastructureError
 
@@ -251,6 +251,52 @@ class ProposerOutcome:
     reason: str
 
 
+class CandidateWriter(Protocol):
+    """The six writes a judgement makes, in the order it makes them: the `Ledger` itself, or a
+    stand-in that records them on a node for the driver to replay (`cluster.recording`)."""
+
+    def start_candidate(
+        self,
+        *,
+        origin: str,
+        target: str,
+        repo: Path,
+        base_rev: str,
+        patch_sha256: str,
+        diff: str,
+        sandbox: str,
+        facts: dict[str, Any],
+        campaign: str | None = None,
+    ) -> int: ...
+
+    def add_gate(
+        self, candidate_id: int, name: str, passed: bool, duration_s: float, detail: Any
+    ) -> None: ...
+
+    def add_commands(
+        self,
+        candidate_id: int,
+        stage: str,
+        commands: Sequence[tuple[Sequence[str], int | None, float | None]],
+    ) -> None: ...
+
+    def add_samples(self, candidate_id: int, rows: Sequence[SampleRow]) -> None: ...
+
+    def add_comparisons(self, candidate_id: int, comparisons: Sequence[Any]) -> None: ...
+
+    def finish(
+        self,
+        candidate_id: int,
+        *,
+        verdict: str | None,
+        reasons: Sequence[str],
+        rests_on: str | None,
+        lane: str | None,
+        timings: dict[str, float],
+        error: str | None = None,
+    ) -> None: ...
+
+
 class Ledger:
     """One SQLite file; every write commits immediately (WAL, so readers never block it)."""
 
@@ -291,7 +337,9 @@ class Ledger:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One committed write; the records of campaigns and calibrations use it too."""
+        """One committed write; the records of campaigns and calibrations use it too. Writes
+        made through this ledger inside the block join it: a judgement replayed from a node
+        lands whole or not at all."""
         with self._tx() as db:
             yield db
 
@@ -314,6 +362,10 @@ class Ledger:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        if self._db.in_transaction:
+            # Inside `transaction()`: committed, or rolled back, with the enclosing block.
+            yield self._db
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db

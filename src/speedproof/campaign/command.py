@@ -21,10 +21,11 @@ from rich.table import Table
 
 from speedproof.campaign.discovery_log import summary as discovery_summary
 from speedproof.campaign.exits import ERROR, Exit, cumulative
-from speedproof.campaign.loop import FINAL_PATCH, Campaign, describe
+from speedproof.campaign.loop import FINAL_PATCH, describe
 from speedproof.campaign.options import parse_duration
 from speedproof.campaign.session import Opened, Request, open_campaign
 from speedproof.campaign.state import CampaignState
+from speedproof.campaign.waves import campaign_for
 from speedproof.cli_options import HoldoutDirOption
 from speedproof.errors import SpeedproofError
 from speedproof.judge.view import LiveProgress
@@ -127,6 +128,15 @@ def optimize_command(
         ),
     ] = None,
     holdout_dir: HoldoutDirOption = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            help="Judge candidates on a cluster, one per node with a measurement slot at a time: "
+            "local (a worker process here), ray (the cluster at RAY_ADDRESS, or the one `ray "
+            "start --head` left here) or ray://HOST:PORT. Default: here, one at a time.",
+        ),
+    ] = None,
 ) -> None:
     """Find proven speedups: propose, judge and keep what is accepted, until an exit condition."""
     errors = Console(stderr=True)
@@ -151,6 +161,7 @@ def optimize_command(
             reviewer=None if reviewer is None else reviewer.value,
             explorer=explorer,
             holdout_dir=holdout_dir,
+            cluster=cluster,
         )
         code = _optimize(request, errors)
     except SpeedproofError as exc:
@@ -174,7 +185,7 @@ def _optimize(request: Request, errors: Console) -> int:
         with open_campaign(request) as opened:
             _announce(opened, out, errors)
             with LiveProgress(errors) as progress:
-                campaign = Campaign(opened.setting, TerminalView(progress, errors))
+                campaign = campaign_for(opened.setting, TerminalView(progress, errors))
                 try:
                     found = campaign.run()
                 except KeyboardInterrupt:
@@ -201,6 +212,13 @@ def _announce(opened: Opened, out: Console, errors: Console) -> None:
         + ("on" if options.explorer else "off"),
         highlight=False,
     )
+    if s.cluster is not None:
+        nodes = [n for n in s.cluster.nodes() if n.slots > 0]
+        out.print(
+            f"cluster: {options.cluster}, {len(nodes)} node(s) with a measurement slot, one "
+            "candidate each at a time",
+            highlight=False,
+        )
     if s.sandbox.name == "none":
         errors.print("[bold yellow]warning:[/] running UNSANDBOXED (--no-sandbox); recorded.")
     for path in opened.removed_worktrees:

@@ -51,6 +51,7 @@ from speedproof.campaign.records import CampaignLedger, PendingConcern, Recorder
 from speedproof.campaign.roles_step import Roles
 from speedproof.campaign.stability import check_stability
 from speedproof.campaign.state import Attempt, CampaignState, Redactor, load_state
+from speedproof.cluster.jobs import Cluster
 from speedproof.discovery import HotFunction
 from speedproof.errors import SpeedproofError
 from speedproof.evidence import TWIN_SUFFIX
@@ -96,6 +97,8 @@ class Setting:
     explore: bool = False
     # Holdout inputs named by `{holdout}` (`--holdout-dir`), over the manifest's.
     holdout_dir: Path | None = None
+    # Where candidates are judged (`--cluster`, `waves`); None: here, one at a time.
+    cluster: Cluster | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,9 @@ class Campaign:
         self.redact = Redactor(_holdout_names(setting.loaded))
         self.toolchain = toolchain_for(self.manifest, setting.sandbox, caches=setting.cache_dir)
         self.number = 0
+        # Proposals being judged elsewhere while more are made (a cluster campaign's wave), as
+        # the roles see them in the history.
+        self.in_flight: list[dict[str, Any]] = []
         # The hot functions of each parent and why nothing was proposed for them; with the
         # heuristic proposer, every rule's outcome on every hot function.
         self.discovery = DiscoveryLog(
@@ -278,7 +284,7 @@ class Campaign:
                 if found is not None:
                     return found
                 try:
-                    step = self._iteration(state, parent, judge, flags)
+                    step = self._step(state, parent, judge, flags)
                 finally:
                     self.recorder.flush()
                 if isinstance(step, Exit):
@@ -341,6 +347,16 @@ class Campaign:
 
     # ----- one iteration ------------------------------------------------------------------
 
+    def _step(
+        self,
+        state: CampaignState,
+        parent: ParentCheckout,
+        judge: Judge,
+        flags: AdvisorFlags | None,
+    ) -> Exit | bool:
+        """What the loop does next against `parent`: here, one iteration."""
+        return self._iteration(state, parent, judge, flags)
+
     def _iteration(
         self,
         state: CampaignState,
@@ -350,6 +366,28 @@ class Campaign:
     ) -> Exit | bool:
         """One proposal to a verdict: an Exit, True after an accept, False otherwise."""
         self.number = state.spent.candidates + 1
+        proposal = self._proposal(state, parent, flags)
+        if not isinstance(proposal, Proposal):
+            return proposal
+        repeated = exits.repeated(state, proposal.function.name, proposal.diff_sha256)
+        if repeated is not None:
+            return repeated
+        event = self._review(parent, proposal)
+        outcome = self._judged(judge, proposal.patch, event)
+        if outcome.verdict.verdict != "accepted":
+            return False
+        self._link(self.state(), outcome.ledger_id, proposal.patch, proposal.answer.hypothesis)
+        return True
+
+    def _history(self, state: CampaignState) -> list[dict[str, Any]]:
+        """The attempts a role is shown: the ledger's, then any still being judged."""
+        return [*state.history(self.redact), *self.in_flight]
+
+    def _proposal(
+        self, state: CampaignState, parent: ParentCheckout, flags: AdvisorFlags | None
+    ) -> Exit | Proposal | bool:
+        """The coordinator's pick changed by the optimizer: a Proposal, an Exit, or False when
+        the turn ended without one (a named rejection, no rule for the function)."""
         hot = parent.hot(state.exhausted(parent.rev))
         if not hot:
             message = "no hot function is left that a rewrite applies to"
@@ -360,7 +398,7 @@ class Campaign:
         self._stage("coordinator", "choosing a function")
         choice = self.roles.coordinator(
             [f.view(with_source=True) for f in hot],
-            state.history(self.redact),
+            self._history(state),
             state.flags(parent.rev) if flags is None else flags.cause_views(),
         )
         if choice.nothing_left:
@@ -374,16 +412,7 @@ class Campaign:
             self._reject(parent.rev, function="", reason=reason, gate="answer")
             return False
         proposal = self._propose(state, parent, function, flags)
-        if proposal is None:
-            return False
-        repeated = exits.repeated(state, function.name, proposal.diff_sha256)
-        if repeated is not None:
-            return repeated
-        outcome = self._review_and_judge(parent, judge, proposal)
-        if outcome.verdict.verdict != "accepted":
-            return False
-        self._link(self.state(), outcome.ledger_id, proposal.patch, proposal.answer.hypothesis)
-        return True
+        return False if proposal is None else proposal
 
     def _propose(
         self,
@@ -401,7 +430,7 @@ class Campaign:
             found = self.roles.optimizer(
                 function=function.view(with_source=True),
                 file={"path": function.file, "source": parent.file_text(function.file)},
-                history=state.history(self.redact),
+                history=self._history(state),
                 concerns=[self.redact(c) for c in state.concerns],
                 causes=causes,
             )
@@ -461,9 +490,9 @@ class Campaign:
         self.s.ledger.add_event(self.s.campaign, "note", note)
         return causes
 
-    def _review_and_judge(
-        self, parent: ParentCheckout, judge: Judge, proposal: Proposal
-    ) -> Outcome:
+    def _review(self, parent: ParentCheckout, proposal: Proposal) -> dict[str, Any]:
+        """The reviewer's (or the advisor's) turn; the recorder then expects the candidate row,
+        and the "candidate" event it will carry is returned."""
         if self.advice is not None and self.advice.reviewer:
             self._stage("advisor", "hazard questions about the change")
             hazards = self.advice.hazards(parent, proposal.patch, proposal.function)
@@ -471,7 +500,7 @@ class Campaign:
             self.view.say(f"advisor hazards in candidate {self.number}: {flagged or 'none'}")
             event = self._candidate_event(parent, proposal, review_summary(hazards), None)
             self.recorder.expect_candidate(event, [], hazards)
-            return self._judged(judge, proposal.patch, event)
+            return event
         answer = proposal.answer
         self._stage("reviewer", "arguing against the change")
         review = self.roles.reviewer(
@@ -490,7 +519,7 @@ class Campaign:
             }
         event = self._candidate_event(parent, proposal, summary, review.rejection)
         self.recorder.expect_candidate(event, concerns)
-        return self._judged(judge, proposal.patch, event)
+        return event
 
     def _candidate_event(
         self,

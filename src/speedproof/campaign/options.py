@@ -119,6 +119,9 @@ class CampaignOptions:
     reviewer: Seat = "model"
     # Ask the explorer for extra profiling-only workloads (once a campaign).
     explorer: bool = False
+    # Where candidates are judged: a cluster spec (`local`, `ray`, `ray://HOST:PORT`), or None
+    # for here, one at a time.
+    cluster: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("analyst", "reviewer"):
@@ -135,6 +138,7 @@ class CampaignOptions:
             "analyst": self.analyst,
             "reviewer": self.reviewer,
             "explorer": self.explorer,
+            "cluster": self.cluster,
             **self.limits.to_record(),
         }
 
@@ -155,6 +159,7 @@ class CampaignOptions:
             analyst=seat(record.get("analyst", "model"), "analyst"),
             reviewer=seat(record.get("reviewer", "model"), "reviewer"),
             explorer=bool(record.get("explorer", False)),
+            cluster=record.get("cluster"),
         )
 
 

@@ -13,11 +13,12 @@ left, a rule could not be written) are written without one, so every call is cou
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from speedproof.advisor import HazardReview
-from speedproof.advisor.records import record_hazards
+from speedproof.advisor.records import CONCERN_SOURCE, EVENT_KIND, hazards_event
 from speedproof.ledger import Ledger, RoleCall
 
 # The campaign's ledger is the ledger: its `on_candidate` hook hands the campaign the id of each
@@ -58,17 +59,23 @@ class Recorder:
         self.ledger.on_candidate = self.attach
 
     def attach(self, candidate_id: int) -> None:
-        for call in self.calls:
-            self.ledger.add_role_call(replace(call, candidate_id=candidate_id))
-        if self.event is not None:
-            self.ledger.add_event(self.campaign, "candidate", self.event, candidate_id=candidate_id)
-        for concern in self.concerns:
-            self.ledger.add_concern(
-                candidate_id, source="reviewer", severity=concern.severity, text=concern.text
-            )
+        self.hold().attach(self.ledger, self.campaign, candidate_id)
+
+    def hold(self) -> Held:
+        """Take this proposal's records out, to be attached to its candidate later (the
+        candidate is judged on a node of a cluster while other proposals are made)."""
+        concerns = [("reviewer", c.severity, c.text) for c in self.concerns]
+        advisor = None
         if self.hazards is not None:
-            record_hazards(self.ledger, self.campaign, candidate_id, self.hazards)
+            advisor = hazards_event(self.hazards)
+            concerns += [(CONCERN_SOURCE, sev, text) for sev, text in self.hazards.concerns()]
+        held = Held(tuple(self.calls), self.event, tuple(concerns), advisor)
         self._clear()
+        return held
+
+    def expect_held(self, held: Held) -> None:
+        """The next candidate row started belongs to `held`'s proposal."""
+        self.ledger.on_candidate = partial(held.attach, self.ledger, self.campaign)
 
     def flush(self) -> None:
         """Write calls that led to no candidate, so their tokens and cost still count."""
@@ -79,6 +86,50 @@ class Recorder:
     def _clear(self) -> None:
         self.calls, self.event, self.concerns, self.hazards = [], None, [], None
         self.ledger.on_candidate = None
+
+
+@dataclass(frozen=True)
+class Held:
+    """One proposal's records (role calls, its "candidate" event, concerns as (source,
+    severity, text), the advisor's hazards event) waiting for their candidate row; plain data,
+    so a campaign can keep them in the ledger while the candidate is being judged elsewhere."""
+
+    calls: tuple[RoleCall, ...] = ()
+    event: dict[str, Any] | None = None
+    concerns: tuple[tuple[str, str, str], ...] = ()
+    advisor: dict[str, Any] | None = None
+
+    def attach(self, ledger: Ledger, campaign: str, candidate_id: int) -> None:
+        for call in self.calls:
+            ledger.add_role_call(replace(call, candidate_id=candidate_id))
+        if self.event is not None:
+            ledger.add_event(campaign, "candidate", self.event, candidate_id=candidate_id)
+        if self.advisor is not None:
+            ledger.add_event(campaign, EVENT_KIND, self.advisor, candidate_id=candidate_id)
+        for source, severity, text in self.concerns:
+            ledger.add_concern(candidate_id, source=source, severity=severity, text=text)
+
+    def flush(self, ledger: Ledger) -> None:
+        """Write the role calls alone (the proposal was never judged): their cost still counts."""
+        for call in self.calls:
+            ledger.add_role_call(call)
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "calls": [asdict(call) for call in self.calls],
+            "event": self.event,
+            "concerns": [list(c) for c in self.concerns],
+            "advisor": self.advisor,
+        }
+
+    @classmethod
+    def from_record(cls, body: dict[str, Any]) -> Held:
+        return cls(
+            calls=tuple(RoleCall(**call) for call in body.get("calls", [])),
+            event=body.get("event"),
+            concerns=tuple((str(s), str(v), str(t)) for s, v, t in body.get("concerns", [])),
+            advisor=body.get("advisor"),
+        )
 
 
 def sha256(text: str) -> str:

@@ -33,6 +33,8 @@ from speedproof.campaign.advice import AdvisorSeats, open_seats
 from speedproof.campaign.loop import Setting
 from speedproof.campaign.options import CampaignOptions, OptionsError, seat
 from speedproof.campaign.records import CampaignLedger
+from speedproof.cluster.jobs import Cluster
+from speedproof.cluster.spec import open_cluster
 from speedproof.errors import SpeedproofError
 from speedproof.ledger import LEDGER_FILE
 from speedproof.manifest import load_manifest
@@ -63,6 +65,8 @@ class Request:
     explorer: bool | None = None
     # Holdout inputs outside the repository; not recorded, so a resume must give it again.
     holdout_dir: Path | None = None
+    # Judge candidates on this cluster (`--cluster`); a resume keeps the recorded one.
+    cluster: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ def resolve(request: Request) -> CampaignOptions:
             analyst=seat(request.analyst or "model", "analyst"),
             reviewer=seat(request.reviewer or "model", "reviewer"),
             explorer=bool(request.explorer),
+            cluster=request.cluster,
         )
     if request.out is not None:
         raise OptionsError("--out names a new campaign's folder; --resume already names one")
@@ -111,6 +116,7 @@ def resolve(request: Request) -> CampaignOptions:
         analyst=seat(request.analyst or recorded.analyst, "analyst"),
         reviewer=seat(request.reviewer or recorded.reviewer, "reviewer"),
         explorer=recorded.explorer if request.explorer is None else request.explorer,
+        cluster=request.cluster or recorded.cluster,
     )
 
 
@@ -144,46 +150,59 @@ def open_campaign(request: Request) -> Iterator[Opened]:
     )
     sandbox = make_sandbox(allow_unsandboxed=options.allow_unsandboxed)
     repo = repository_root(loaded.root.resolve())
-    if options.resume is None:
-        campaign = new_campaign_id()
-        folder = (options.out or loaded.root / CAMPAIGNS_FOLDER / campaign).resolve()
-        if (folder / LEDGER_FILE).exists():
-            raise CampaignError(f"{folder} already holds a campaign; continue it with --resume")
-        parents.check_campaign_id(repo, campaign)
-        base_rev = resolve_rev(repo, "HEAD")
-        removed: list[Path] = []
-    else:
-        folder = options.resume.resolve()
-        campaign = str(_record(folder)["id"])
-        base_rev = ""
-        removed = cleanup_stale(repo)
-    ledger = CampaignLedger.in_folder(folder)
-    advice = None
-    try:
-        advice = None if seats is None else seats.cached(folder)
-        setting = Setting(
-            campaign=campaign,
-            loaded=loaded,
-            repo=repo,
-            folder=folder,
-            sandbox=sandbox,
-            ledger=ledger,
-            provider=provider,
-            provider_name=provider_label(provider, options.model),
-            limits=options.limits,
-            stability_check=options.stability_check,
-            advice=advice,
-            explore=options.explorer,
-            holdout_dir=request.holdout_dir,
-        )
+    with _cluster(options.cluster) as cluster:
         if options.resume is None:
-            _start(setting, options, base_rev, checked)
+            campaign = new_campaign_id()
+            folder = (options.out or loaded.root / CAMPAIGNS_FOLDER / campaign).resolve()
+            if (folder / LEDGER_FILE).exists():
+                raise CampaignError(f"{folder} already holds a campaign; continue it with --resume")
+            parents.check_campaign_id(repo, campaign)
+            base_rev = resolve_rev(repo, "HEAD")
+            removed: list[Path] = []
         else:
-            _resume(setting, request, removed)
-        yield Opened(setting, options, checked, options.resume is not None, tuple(removed))
-    finally:
-        _close(advice)
-        ledger.close()
+            folder = options.resume.resolve()
+            campaign = str(_record(folder)["id"])
+            base_rev = ""
+            removed = cleanup_stale(repo)
+        ledger = CampaignLedger.in_folder(folder)
+        advice = None
+        try:
+            advice = None if seats is None else seats.cached(folder)
+            setting = Setting(
+                campaign=campaign,
+                loaded=loaded,
+                repo=repo,
+                folder=folder,
+                sandbox=sandbox,
+                ledger=ledger,
+                provider=provider,
+                provider_name=provider_label(provider, options.model),
+                limits=options.limits,
+                stability_check=options.stability_check,
+                advice=advice,
+                explore=options.explorer,
+                holdout_dir=request.holdout_dir,
+                cluster=cluster,
+            )
+            if options.resume is None:
+                _start(setting, options, base_rev, checked)
+            else:
+                _resume(setting, request, removed)
+            yield Opened(setting, options, checked, options.resume is not None, tuple(removed))
+        finally:
+            _close(advice)
+            ledger.close()
+
+
+@contextmanager
+def _cluster(spec: str | None) -> Iterator[Cluster | None]:
+    """The cluster candidates are judged on, opened before anything is made (one that does not
+    answer leaves no campaign behind), or None to judge them here."""
+    if spec is None:
+        yield None
+        return
+    with open_cluster(spec) as cluster:
+        yield cluster
 
 
 def _close(advice: AdvisorSeats | None) -> None:
@@ -225,6 +244,7 @@ def _resume(setting: Setting, request: Request, removed: list[Path]) -> None:
         "analyst": request.analyst,
         "reviewer": request.reviewer,
         "explorer": request.explorer,
+        "cluster": request.cluster,
         **(request.limits or {}),
     }
     setting.ledger.add_event(

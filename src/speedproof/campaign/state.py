@@ -9,9 +9,14 @@ Event bodies the loop writes (kind: body):
 
 - start: {"base_rev", "options", "folder", "provider"}; resume: {"given", "head"}
 - candidate (with its candidate id): {"function", "hypothesis", "rule", "invalid",
-  "diff_sha256", "parent", "review", "rejudge_of"}
+  "diff_sha256", "parent", "review", "rejudge_of"}; on a cluster also "dispatch" (the
+  dispatched event it lands) and, for a passed-over accept judged again, "carried_from"
 - accepted (with its candidate id): {"commit", "parent", "index"}
-- note: {"what": "a/a" | "causes" | "no-rule" | "abandoned", …}
+- dispatched (on a cluster, before its job leaves): {"parent", "diff", "records"}, the
+  proposal's role calls, candidate event and concerns (`records.Held`) until it lands
+- note: {"what": "a/a" | "causes" | "no-rule" | "abandoned" | "passed-over" |
+  "dispatch-abandoned", …}; passed-over: {"candidate", "linked", "parent"}, an accept of a
+  wave that another accept of the same wave was linked in place of
 - advisor: {"what": "causes", "parent", …} once per parent (`advisor.records`), and
   {"what": "hazards", …} with a candidate's id
 - explorer: {"what": "proposals", "parent", "proposals", "accepted", "rejection"} once a
@@ -75,6 +80,18 @@ class Attempt:
     breaches: tuple[str, ...]
     readings: tuple[Reading, ...]
     rejection: str | None = None
+
+    @property
+    def gain(self) -> float:
+        """How much better the primary metric read on the representative workloads, in %: the
+        geometric mean of the candidate-to-baseline ratios (0 without readings). What picks the
+        accept to link when a wave of a cluster campaign has several."""
+        ratios = [r.candidate_mean / r.baseline_mean for r in self.readings]
+        if not ratios or any(ratio <= 0 for ratio in ratios):
+            return 0.0
+        mean = math.exp(sum(math.log(ratio) for ratio in ratios) / len(ratios))
+        lower = all(r.lower_is_better for r in self.readings)
+        return (1 - mean) * 100 if lower else (mean - 1) * 100
 
     @property
     def needs_judging(self) -> bool:
@@ -144,6 +161,14 @@ class CampaignState:
     advice: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The explorer's "proposals" event body; None until the explorer was asked.
     exploration: dict[str, Any] | None = None
+    # A cluster campaign's "dispatched" events (event id -> body), and the ids of those that
+    # landed as a candidate or were abandoned.
+    dispatched: dict[int, dict[str, Any]] = field(default_factory=dict)
+    landed: set[int] = field(default_factory=set)
+    # Accepts passed over for another accept of their wave (candidate -> the linked one), and
+    # the passed-over candidates already judged again on a later parent.
+    passed_over: dict[int, int] = field(default_factory=dict)
+    carried: set[int] = field(default_factory=set)
 
     @property
     def head(self) -> str:
@@ -152,17 +177,38 @@ class CampaignState:
     def unfinished(self) -> list[Attempt]:
         return [a for a in self.attempts if a.needs_judging or a.needs_finishing]
 
-    def pending_accept(self) -> Attempt | None:
-        """An accepted candidate whose link was never recorded (killed right after its verdict)."""
+    def unlinked_accepts(self) -> list[Attempt]:
+        """Accepted candidates against the head, neither linked nor passed over: the wave's
+        accepts waiting for the link (one in a campaign that judges one candidate at a time)."""
         linked = {cid for cid, _ in self.chain}
-        for attempt in self.attempts:
-            if (
-                attempt.verdict == "accepted"
-                and attempt.candidate_id not in linked
-                and attempt.base_rev == self.head
-            ):
-                return attempt
-        return None
+        return [
+            a
+            for a in self.attempts
+            if a.verdict == "accepted"
+            and a.candidate_id not in linked
+            and a.candidate_id not in self.passed_over
+            and a.base_rev == self.head
+        ]
+
+    def pending_accept(self) -> Attempt | None:
+        """The accept to link next (killed right after its verdict, or a wave with several):
+        the largest `gain`, the earliest candidate on a tie."""
+        waiting = self.unlinked_accepts()
+        if not waiting:
+            return None
+        return max(waiting, key=lambda a: (a.gain, -a.candidate_id))
+
+    def orphans(self) -> list[tuple[int, dict[str, Any]]]:
+        """Dispatched proposals that never landed (the driver stopped while they were judged)."""
+        return [(i, body) for i, body in self.dispatched.items() if i not in self.landed]
+
+    def carries(self) -> list[Attempt]:
+        """Passed-over accepts not yet judged again: they go first in the next wave."""
+        return [
+            a
+            for a in self.attempts
+            if a.candidate_id in self.passed_over and a.candidate_id not in self.carried
+        ]
 
     def settled(self) -> list[Attempt]:
         """Attempts with an outcome, in order: what history, failures and repeats count."""
@@ -227,7 +273,28 @@ def load_state(
     )
     for event in events:
         _read_event(state, event["kind"], event["body"])
+    _read_dispatches(state, events, told)
     return state
+
+
+def _read_dispatches(
+    state: CampaignState, events: list[dict[str, Any]], told: dict[int, dict[str, Any]]
+) -> None:
+    state.dispatched = {int(e["id"]): e["body"] for e in events if e["kind"] == "dispatched"}
+    state.landed = {int(b["dispatch"]) for b in told.values() if b.get("dispatch") is not None}
+    for event in events:
+        body = event["body"]
+        if event["kind"] != "note" or not isinstance(body, dict):
+            continue
+        if body.get("what") == "dispatch-abandoned":
+            state.landed.add(int(body["dispatch"]))
+        elif body.get("what") == "passed-over":
+            state.passed_over[int(body["candidate"])] = int(body["linked"])
+    # Carried: judged again already, or being judged again (an orphan, judged again on resume).
+    waiting = [body["records"].get("event") or {} for _, body in state.orphans()]
+    state.carried = {
+        int(b["carried_from"]) for b in [*told.values(), *waiting] if b.get("carried_from")
+    }
 
 
 def _read_event(state: CampaignState, kind: str, body: Any) -> None:

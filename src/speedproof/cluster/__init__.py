@@ -12,6 +12,8 @@ from speedproof.cluster.jobs import (
     Finished,
     NodeInfo,
     Placement,
+    current_node,
+    measuring_on,
     run_all,
 )
 from speedproof.cluster.local import LocalCluster
@@ -29,6 +31,8 @@ __all__ = [
     "NodeInfo",
     "Placement",
     "cluster_scope",
+    "current_node",
+    "measuring_on",
     "open_cluster",
     "run_all",
 ]

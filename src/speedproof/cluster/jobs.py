@@ -34,11 +34,20 @@ SLOT_RESOURCE = "speedproof_slot"
 
 @dataclass(frozen=True)
 class Placement:
-    """Where a job may run. `node` pins it to one node (an id from `Cluster.nodes()`); `slot`
-    makes it hold that node's measurement slot, so no other slot-holding job runs beside it."""
+    """Where a job may run and what it holds there. `node` pins it to one node (an id from
+    `Cluster.nodes()`); `slot` makes it hold that node's measurement slot, so no other
+    slot-holding job runs beside it; `cpus` is the CPUs it reserves (None: the back end's
+    default, one). A timed job asks for all of its node's CPUs (`measuring_on`), so that no
+    other job, a function-mode verification say, runs beside its timed runs. The local back end
+    has no CPU accounting: there the slot's lock is what keeps timed jobs apart."""
 
     node: str | None = None
     slot: bool = False
+    cpus: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.cpus is not None and not self.cpus > 0:
+            raise ValueError(f"a job reserves more than 0 CPUs, not {self.cpus}")
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,11 @@ class NodeInfo:
     address: str
     cpus: float
     slots: int
+
+
+def measuring_on(node: NodeInfo) -> Placement:
+    """The placement of a timed job: pinned to `node`, holding its slot and all its CPUs."""
+    return Placement(node=node.id, slot=True, cpus=node.cpus or None)
 
 
 @dataclass(frozen=True)
@@ -81,12 +95,26 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+# The node the job running in this process runs on (set by `run_task`; a worker runs one job at
+# a time), for tasks that report where they ran.
+_current_node: str | None = None
+
+
+def current_node() -> str | None:
+    """The id of the node the running job runs on; None outside a job."""
+    return _current_node
+
+
 def run_task(task: Callable[[P], R], payload: P, node: str) -> Ran[R]:
     """Run one job in a worker; an exception becomes the job's outcome, never a retry."""
+    global _current_node
+    _current_node = node
     try:
         return Ran(node, task(payload), None)
     except Exception as exc:
         return Ran(node, None, describe(exc))
+    finally:
+        _current_node = None
 
 
 class Batch(ABC, Generic[P, R]):

@@ -79,11 +79,17 @@ class LocalCluster(Cluster):
         return self._pool, self.generation
 
     def restart(self, generation: int) -> None:
-        """Replace the pool of `generation` after a worker died (once, however many noticed)."""
+        """Replace the pool of `generation` after a worker died (once, however many noticed).
+
+        The broken pool terminates its other workers; waiting for that means no worker of it
+        still runs. The slot gets a new lock: a worker killed while holding the old one (SIGKILL,
+        or the pool's own SIGTERM) never released it, and every later timed job would wait for
+        it for ever."""
         if generation != self.generation or self._pool is None:
             return
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown(wait=True, cancel_futures=True)
         self._pool = None
+        self._slot = self._context.Lock()
         self.generation += 1
         self.restarts += 1
 

@@ -11,7 +11,7 @@ before Ray is imported, and is inherited by every node and worker; no traffic le
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,12 +37,23 @@ def _environment(extra: Mapping[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
+def _nth(envs: Sequence[Mapping[str, str]], index: int) -> Mapping[str, str]:
+    return envs[index] if index < len(envs) else {}
+
+
 @contextmanager
 def loopback_cluster(
-    nodes: int = 2, cpus: int = 1, *, env: Mapping[str, str] | None = None
+    nodes: int = 2,
+    cpus: int = 1,
+    *,
+    env: Mapping[str, str] | None = None,
+    node_env: Sequence[Mapping[str, str]] = (),
+    client_port: int | None = None,
 ) -> Iterator[str]:
-    """Start `nodes` Ray nodes of `cpus` CPUs on 127.0.0.1 and yield the cluster's address;
-    `env` is given to the nodes (and so to their workers) only. Everything stops on exit."""
+    """Start `nodes` Ray nodes of `cpus` CPUs on 127.0.0.1 and yield the cluster's address.
+    `env` is given to every node (and so to its workers) only, `node_env[i]` to node i alone
+    (0 is the head): nodes that differ in what their machine offers. With `client_port` the
+    head also serves Ray Client there (`ray://127.0.0.1:PORT`). Everything stops on exit."""
     os.environ[SINGLE_MACHINE] = "0"
     try:
         import ray
@@ -57,11 +68,15 @@ def loopback_cluster(
         "node_ip_address": LOOPBACK,
         "resources": {SLOT_RESOURCE: 1},
     }
-    with _environment(env or {}):
-        cluster = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
-        for _ in range(nodes - 1):
+    head: dict[str, Any] = {**node, "include_dashboard": False}
+    if client_port is not None:
+        head["ray_client_server_port"] = client_port
+    with _environment({**(env or {}), **_nth(node_env, 0)}):
+        cluster = Cluster(initialize_head=True, head_node_args=head)
+    for index in range(1, nodes):
+        with _environment({**(env or {}), **_nth(node_env, index)}):
             cluster.add_node(**node)
-        cluster.wait_for_nodes()
+    cluster.wait_for_nodes()
     try:
         yield str(cluster.address)
     finally:

@@ -9,7 +9,8 @@ worker and returned as the job's outcome, so Ray never retries those.
 Placement: a pinned job gets a hard `NodeAffinitySchedulingStrategy` for its node; a job that
 holds a measurement slot asks for one unit of the `speedproof_slot` resource, which a node
 offers once (`ray start --resources '{"speedproof_slot": 1}'`), so the scheduler itself keeps
-slot-holding jobs one at a time per node.
+slot-holding jobs one at a time per node; a job's `cpus` become its `num_cpus`, so a timed job
+that reserves all of its node's CPUs leaves none for any other task there.
 """
 
 from __future__ import annotations
@@ -86,18 +87,27 @@ class RayCluster(Cluster):
         """Ray task options for `placement`; refuses a node or a slot the cluster lacks, which
         Ray would otherwise leave waiting for ever."""
         options: dict[str, Any] = {}
+        nodes = self.nodes()
         if placement.node is not None:
-            if placement.node not in {node.id for node in self.nodes()}:
+            pinned = next((node for node in nodes if node.id == placement.node), None)
+            if pinned is None:
                 raise ClusterError(f"the Ray cluster has no live node {placement.node!r}")
+            if placement.cpus is not None and placement.cpus > pinned.cpus:
+                raise ClusterError(
+                    f"node {placement.node} has {pinned.cpus:g} CPUs, not the "
+                    f"{placement.cpus:g} a job asked for"
+                )
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
                 node_id=placement.node, soft=False
             )
         if placement.slot:
-            if not any(node.slots for node in self.nodes()):
+            if not any(node.slots for node in nodes):
                 raise ClusterError(
                     f"no node of the Ray cluster offers a measurement slot ({SLOT_RESOURCE})"
                 )
             options["resources"] = {SLOT_RESOURCE: 1}
+        if placement.cpus is not None:
+            options["num_cpus"] = placement.cpus
         return options
 
     def close(self) -> None:

@@ -32,7 +32,7 @@ from speedproof.gates.behaviour import (
 from speedproof.gates.tests import gate_tests
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
-from speedproof.ledger import Ledger, SampleRow
+from speedproof.ledger import CandidateWriter, SampleRow
 from speedproof.manifest import LoadedManifest, Workload
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.instructions import (
@@ -208,7 +208,7 @@ class Judge:
         loaded: LoadedManifest,
         *,
         sandbox: Sandbox,
-        ledger: Ledger,
+        ledger: CandidateWriter,
         options: JudgeOptions = JudgeOptions(),
         progress: Progress = say_nothing,
         on_sample: Callable[[Sample], None] | None = None,

@@ -33,7 +33,8 @@ from speedproof.workspace.gitcmd import git_ok
 # its reading's spread, needs more pairs to be seen again at its true size than to be seen once
 # (docs/adr/0042).
 VERIFY_BUDGET_MULTIPLE = 2.0
-Mode = Literal["alone", "stacked"]
+# "elsewhere": alone, on another node of a cluster than the one that accepted it (`elsewhere`).
+Mode = Literal["alone", "stacked", "elsewhere"]
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def worktree(repo: Path, rev: str, *, prefix: str = DEFAULT_PREFIX) -> Iterator[
         holder: Path | None = None
         try:
             holder = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
-            _write_marker(holder, top)
+            write_marker(holder, top)
             tree = holder / TREE_NAME
             git_ok(top, "worktree", "add", "--detach", str(tree), sha)
             yield Worktree(repo=top, rev=sha, path=tree, holder=holder)
@@ -104,7 +104,7 @@ def cleanup_stale(repo: Path, *, prefix: str = DEFAULT_PREFIX) -> list[Path]:
         holder = path.parent
         if path == top or path.name != TREE_NAME or not holder.name.startswith(prefix):
             continue
-        if _owner_alive(holder / MARKER_NAME):
+        if owner_alive(holder / MARKER_NAME):
             continue
         remove_holder(top, holder)
         removed.append(path)
@@ -117,7 +117,7 @@ def remove_holder(repo: Path, holder: Path) -> None:
     if tree.exists():
         # Twice --force: also removes a worktree that is dirty, or locked.
         git(repo, "worktree", "remove", "--force", "--force", str(tree))
-    _rmtree(holder)
+    remove_tree(holder)
     git(repo, "worktree", "prune")
     if holder.exists():
         raise InfrastructureError(f"could not remove the temporary worktree {holder}")
@@ -132,7 +132,8 @@ def _registered_worktrees(top: Path) -> list[Path]:
     return paths
 
 
-def _write_marker(holder: Path, repo: Path) -> None:
+def write_marker(holder: Path, repo: Path) -> None:
+    """Record this process as the owner of `holder` (what `owner_alive` reads back)."""
     pid = os.getpid()
     owner = {"pid": pid, "started": _start_time(pid), "repo": str(repo)}
     (holder / MARKER_NAME).write_text(json.dumps(owner), encoding="utf-8")
@@ -153,7 +154,7 @@ def _start_time(pid: int) -> str | None:
     return fields[19] if fields and len(fields) > 19 else None
 
 
-def _owner_alive(marker: Path) -> bool:
+def owner_alive(marker: Path) -> bool:
     """Whether the process recorded in `marker` still runs; a missing or broken marker is dead."""
     try:
         owner = json.loads(marker.read_text(encoding="utf-8"))
@@ -175,7 +176,7 @@ def _owner_alive(marker: Path) -> bool:
     return fields[0] != "Z" and (started is None or _start_time(pid) == started)
 
 
-def _rmtree(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Delete a tree even where a build left read-only folders (Go's module cache does)."""
 
     def make_writable_and_retry(func: Callable[[str], object], name: str, _exc: object) -> None:

@@ -1,0 +1,188 @@
+"""`speedproof verify --cluster SPEC --elsewhere`: each accepted candidate measured again on
+another node than the one that accepted it.
+
+An accept proves a candidate faster on one machine. A win can rest on what only that machine
+has (a CPU feature, a library build, a cache size, an environment), and a campaign on a cluster
+accepts on whichever node was free. Here each accepted candidate that a cluster judged (its
+ledger row carries `facts["node"]`, `cluster.judging`) is judged again, alone, against the base
+it was accepted on, on a node with a measurement slot other than that one: the whole path,
+baseline and candidate built, tested and measured in pairs on that node, under the judge's
+sequential rule with twice its budget (or `--pairs`), as `verify` does. The candidates go out in
+parallel, one job per candidate, spread over the other nodes.
+
+Each result is recorded like verify's other rechecks: the re-judgement is a candidate row of
+origin "verify" (with its own node's facts), and a "verified" or "no-longer-holds" event next
+to the original names both machines (`accepted_on`, `measured_on`). A candidate without node
+facts (judged without `--cluster`), or a cluster with no other node that offers a measurement
+slot, is an error naming why: never a quiet re-measurement on the same node.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from speedproof.cluster.jobs import Cluster, Finished, NodeInfo, measuring_on
+from speedproof.cluster.judging import Judged, Shipper, judge_on_node, measuring_nodes
+from speedproof.errors import InfrastructureError, SpeedproofError
+from speedproof.judge.evaluate import JudgeOptions
+from speedproof.ledger import Ledger
+from speedproof.manifest import LoadedManifest
+from speedproof.measure.sequential_rule import Progress, say_nothing
+from speedproof.verify.verification import VERIFY_BUDGET_MULTIPLE, Accepted, Recheck
+
+
+class NoOtherNode(SpeedproofError):
+    """No node can re-measure a candidate elsewhere than where it was accepted."""
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """One candidate re-measured on another node: the recheck, and both machines' facts."""
+
+    check: Recheck
+    accepted_on: dict[str, Any]
+    measured_on: dict[str, Any]
+
+    @property
+    def holds(self) -> bool:
+        return self.check.holds
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.check.to_json(),
+            "accepted_on": self.accepted_on,
+            "measured_on": self.measured_on,
+        }
+
+
+def accepted_on(ledger: Ledger, candidates: Sequence[Accepted]) -> dict[int, dict[str, Any]]:
+    """The node facts each candidate's accept recorded; a SpeedproofError naming those
+    without any (judged without --cluster: where they were accepted is not known)."""
+    found: dict[int, dict[str, Any]] = {}
+    for candidate in candidates:
+        rows = ledger.query("SELECT facts FROM candidates WHERE id = ?", (candidate.id,))
+        node = json.loads(rows[0]["facts"]).get("node") if rows else None
+        if isinstance(node, dict) and node.get("id"):
+            found[candidate.id] = node
+    missing = [c.id for c in candidates if c.id not in found]
+    if missing:
+        raise NoOtherNode(
+            f"candidate(s) {', '.join(map(str, missing))} have no node facts: they were judged "
+            "without --cluster, so the node that accepted them is not known and --elsewhere "
+            "cannot choose another"
+        )
+    return found
+
+
+def other_nodes(
+    nodes: Sequence[NodeInfo], accepted: dict[str, Any], candidate: int
+) -> list[NodeInfo]:
+    """The measuring nodes other than the one that accepted `candidate`; an error if none."""
+    others = [node for node in nodes if node.id != accepted["id"]]
+    if not others:
+        names = ", ".join(node.id for node in nodes)
+        raise NoOtherNode(
+            f"no other node offers a measurement slot: the cluster's measuring node(s) ({names}) "
+            f"include only the one that accepted candidate {candidate}, and --elsewhere never "
+            "re-measures where a candidate was accepted; add a node (`ray start --address … "
+            "--resources '{\"speedproof_slot\": 1}'`)"
+        )
+    return others
+
+
+class ElsewhereVerification:
+    """Re-judges accepted candidates on other nodes of `cluster`, in parallel."""
+
+    def __init__(
+        self,
+        loaded: LoadedManifest,
+        *,
+        cluster: Cluster,
+        ledger: Ledger,
+        unsandboxed: bool = False,
+        pairs: int | None = None,
+        holdout_dir: Path | None = None,
+        progress: Progress = say_nothing,
+    ) -> None:
+        self.cluster = cluster
+        self.ledger = ledger
+        self.pairs = pairs
+        self.progress = progress
+        self.shipper = Shipper(loaded, unsandboxed=unsandboxed, holdout_dir=holdout_dir)
+
+    def run(self, accepted: Sequence[Accepted]) -> list[Elsewhere]:
+        if not accepted:
+            raise SpeedproofError("no accepted candidate to verify in this ledger")
+        where = accepted_on(self.ledger, accepted)
+        nodes = measuring_nodes(self.cluster)
+        plan = []
+        for index, candidate in enumerate(accepted):
+            others = other_nodes(nodes, where[candidate.id], candidate.id)
+            plan.append((candidate, others[index % len(others)]))
+        results = self._judge_all(plan)
+        found: list[Elsewhere] = []
+        failures: list[str] = []
+        for index, (candidate, node) in enumerate(plan):
+            try:
+                found.append(self._record(candidate, where[candidate.id], node, results[index]))
+            except InfrastructureError as exc:
+                failures.append(str(exc))
+        if failures:
+            raise InfrastructureError("; ".join(failures))
+        return found
+
+    def _judge_all(self, plan: list[tuple[Accepted, NodeInfo]]) -> dict[int, Finished[Judged]]:
+        with self.cluster.batch(judge_on_node) as batch:
+            for candidate, node in plan:
+                self.progress("verify", f"candidate {candidate.id} on node {node.id[:12]}")
+                batch.submit(
+                    self.shipper.job(candidate.diff, self._options(candidate)), measuring_on(node)
+                )
+            done = [batch.next_finished() for _ in plan]
+        return {finished.job: finished for finished in done}
+
+    def _options(self, candidate: Accepted) -> JudgeOptions:
+        return JudgeOptions(
+            base=candidate.base_rev,
+            pairs=self.pairs,
+            budget_multiple=VERIFY_BUDGET_MULTIPLE,
+            origin="verify",
+            campaign=candidate.campaign,
+        )
+
+    def _record(
+        self,
+        candidate: Accepted,
+        accepted: dict[str, Any],
+        node: NodeInfo,
+        finished: Finished[Judged],
+    ) -> Elsewhere:
+        judged = finished.value
+        if judged is None:
+            raise InfrastructureError(
+                f"re-measuring candidate {candidate.id} on node {node.id} failed: {finished.error}"
+            )
+        ledger_id = self.shipper.land(judged, self.ledger)
+        if judged.error is not None:
+            raise InfrastructureError(
+                f"re-measuring candidate {candidate.id} on node {node.id} failed (candidate "
+                f"{ledger_id}): {judged.error}"
+            )
+        check = Recheck(
+            "elsewhere",
+            (candidate.id,),
+            candidate.base_rev,
+            str(judged.verdict),
+            judged.verdict == "accepted",
+            ledger_id,
+            judged.figure,
+            judged.reasons,
+        )
+        found = Elsewhere(check, accepted, judged.node)
+        kind = "verified" if found.holds else "no-longer-holds"
+        self.ledger.add_event(candidate.campaign, kind, found.to_json(), candidate_id=candidate.id)
+        return found
