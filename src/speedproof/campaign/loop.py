@@ -354,17 +354,8 @@ class Campaign:
         judge: Judge,
         flags: AdvisorFlags | None,
     ) -> Exit | bool:
-        """What the loop does next against `parent`: here, one iteration."""
-        return self._iteration(state, parent, judge, flags)
-
-    def _iteration(
-        self,
-        state: CampaignState,
-        parent: ParentCheckout,
-        judge: Judge,
-        flags: AdvisorFlags | None,
-    ) -> Exit | bool:
-        """One proposal to a verdict: an Exit, True after an accept, False otherwise."""
+        """What the loop does next against `parent` (here, one proposal to a verdict; a wave on
+        a cluster, `waves.ClusterCampaign`): an Exit, True after an accept, False otherwise."""
         self.number = state.spent.candidates + 1
         proposal = self._proposal(state, parent, flags)
         if not isinstance(proposal, Proposal):
