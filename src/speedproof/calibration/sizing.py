@@ -42,6 +42,10 @@ PILOT_RUNS = 15
 WARMUP_RUNS = 3
 # Below this share of the base wall the probe's cost is lost in the noise of 15 runs.
 MIN_PROBE_SHARE = 0.15
+# A workload longer than this gets a probe as many times larger, so its share stays above
+# MIN_PROBE_SHARE: Go's 40 M iterations added only 8.6 % to a 744 ms run of a JSON-reading CLI
+# (64 ms), and calibrate refused it; up to 0.2 s the probe is as before (logstat: 44 % of 53 ms).
+PROBE_SCALE_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,12 @@ def _walls(
     return [w[WARMUP_RUNS:] for w in walls]
 
 
+def probe_iterations_for(language: str, base_wall_s: float) -> int:
+    """The probe's iterations for a base whose shortest representative workload takes
+    `base_wall_s`: the language's count, times each whole `PROBE_SCALE_S` the run takes."""
+    return PROBE_ITERATIONS[language] * max(1, round(base_wall_s / PROBE_SCALE_S))
+
+
 def size_wins(
     manifest: Manifest,
     sandbox: Sandbox,
@@ -127,7 +137,7 @@ def size_wins(
     os.sync()
     bases = {w.id: statistics.median(_walls(manifest, sandbox, [base], w, cpus)[0]) for w in chosen}
     workload = min(chosen, key=lambda w: bases[w.id])
-    probe_iterations = PROBE_ITERATIONS[language]
+    probe_iterations = probe_iterations_for(language, bases[workload.id])
     add_slowdown(manifest, probe_tree.root, probe_iterations)
     built = toolchain.build(probe_tree)
     if not built.ok or built.program is None:
