@@ -42,10 +42,13 @@ PILOT_RUNS = 15
 WARMUP_RUNS = 3
 # Below this share of the base wall the probe's cost is lost in the noise of 15 runs.
 MIN_PROBE_SHARE = 0.15
-# A workload longer than this gets a probe as many times larger, so its share stays above
-# MIN_PROBE_SHARE: Go's 40 M iterations added only 8.6 % to a 744 ms run of a JSON-reading CLI
-# (64 ms), and calibrate refused it; up to 0.2 s the probe is as before (logstat: 44 % of 53 ms).
-PROBE_SCALE_S = 0.2
+# What PROBE_ITERATIONS cost on this machine (logstat's pilot: Go's 40 M added 44 % to 53 ms,
+# 23 ms), and the share of the base a probe is sized to add. A longer workload gets a probe as
+# many times larger: 40 M iterations added 8.6-10.6 % to a 744-796 ms run of a JSON-reading Go
+# CLI, below MIN_PROBE_SHARE, and calibrate refused it. Up to about 90 ms (Go) or 160 ms
+# (Python) the probe is as before.
+PROBE_SECONDS = {"python": 0.033, "go": 0.02}
+PROBE_SHARE = 0.3
 
 
 @dataclass(frozen=True)
@@ -111,8 +114,9 @@ def _walls(
 
 def probe_iterations_for(language: str, base_wall_s: float) -> int:
     """The probe's iterations for a base whose shortest representative workload takes
-    `base_wall_s`: the language's count, times each whole `PROBE_SCALE_S` the run takes."""
-    return PROBE_ITERATIONS[language] * max(1, round(base_wall_s / PROBE_SCALE_S))
+    `base_wall_s`: the language's count, scaled so the probe adds about `PROBE_SHARE`."""
+    scale = round(PROBE_SHARE * base_wall_s / PROBE_SECONDS[language])
+    return PROBE_ITERATIONS[language] * max(1, scale)
 
 
 def size_wins(
