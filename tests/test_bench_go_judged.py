@@ -51,6 +51,7 @@ def test_a_real_speedup_of_the_library_is_accepted_on_its_benchmark(
     assert all(set(run["reported"]) == {"ns_per_op", "allocs_per_op"} for run in runs)
 
 
+@pytest.mark.slow
 def test_a_slowdown_of_the_library_is_rejected_on_its_benchmark(
     library: Path, tmp_path: Path
 ) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from test_campaign_support import (
     NO_CAUSES,
     PROCEED,
@@ -116,6 +118,7 @@ def constants(latency: str, success: str | None = None) -> dict[str, object]:
     return {"hypothesis": f"latency {latency}", "kind": "search_replace", "blocks": blocks}
 
 
+@pytest.mark.slow
 def test_the_reported_lane_accepts_and_a_protected_metric_regressing_twice_ends_it(
     tmp_path: Path,
 ) -> None:

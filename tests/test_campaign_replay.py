@@ -228,6 +228,7 @@ PINNED_TESTS = TESTS + (
 )
 
 
+@pytest.mark.slow
 def test_the_same_tests_failing_twice_on_unobjected_changes_escalate(tmp_path: Path) -> None:
     repo = wordfreq_repo(tmp_path / "wordfreq", tests=PINNED_TESTS)
 

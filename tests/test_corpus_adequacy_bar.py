@@ -116,6 +116,7 @@ def test_the_audit_command_fails_a_corpus_holding_an_inadequate_case(tmp_path: P
     assert "kill rate" in result.output  # the per-family table
 
 
+@pytest.mark.slow
 def test_per_family_sums_take_the_kill_rate_over_all_live_mutants() -> None:
     cases = [_unreachable_case()]
     families = by_family([check_case(c) for c in cases])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -48,6 +49,7 @@ def test_an_unreadable_case_exits_3(tmp_path: Path) -> None:
     assert result.exit_code == 3
 
 
+@pytest.mark.slow
 def test_a_faster_candidate_exits_0_with_a_human_report() -> None:
     result = RUNNER.invoke(
         fn_app,

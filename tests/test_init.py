@@ -341,6 +341,7 @@ def test_init_finds_the_console_script_the_pytest_setup_and_the_venv_outside_the
     assert validated.returncode == 0, validated.stderr
 
 
+@pytest.mark.slow
 def test_init_finds_the_main_packages_and_benchmarks_of_a_go_module_and_the_manifest_validates(
     logtop: Path,
 ) -> None:

@@ -224,6 +224,7 @@ def test_python_example_counts_are_identical_on_every_run_and_match_the_referenc
     assert reading.tool.startswith("valgrind-")
 
 
+@pytest.mark.slow
 def test_the_example_speedup_patch_changes_the_count_and_the_comparison_rests_on_it(
     tmp_path: Path, sandbox: Sandbox
 ) -> None:
@@ -268,6 +269,7 @@ def test_a_run_whose_output_differs_from_the_reference_is_an_error_not_a_count(
     assert "'total: 4'" in error and reading.note.startswith("run 1 of 1 failed")
 
 
+@pytest.mark.slow
 def test_a_program_whose_instruction_count_varies_is_counted_four_times_and_compared_as_samples(
     tmp_path: Path, sandbox: Sandbox
 ) -> None:

@@ -66,6 +66,7 @@ def test_a_rejected_attack_exits_1_with_the_json_fields(logstat: Path, tmp_path:
     assert "main_test.go" in json.loads(shown.stdout)["diff"] or "_test.go" in shown.stdout
 
 
+@pytest.mark.slow
 def test_an_accepted_speedup_exits_0_and_names_its_workload(logstat: Path, tmp_path: Path) -> None:
     done = _run(
         "judge",

@@ -46,9 +46,10 @@ SLOW_CASES = {
     "logstat/speedup-slow-report-builder",
     "textstat/speedup-stopword-set",
     # 12-15 s each; a slowdown is rejected fast in tests/test_schedule.py and
-    # tests/test_bench_go_judged.py, and logstat's two behaviour patches stay here.
+    # tests/test_bench_python_judged.py, and logstat's utc-hours behaviour patch stays here.
     "logstat/slowdown-regexp-query-strip",
     "textstat/behaviour-longest-line-max",
+    "logstat/behaviour-slow-tiebreak",
 }
 # What the reasons must say of each run-time cheat: what the candidate did.
 CHEAT_WORDS = {

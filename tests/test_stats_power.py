@@ -36,6 +36,7 @@ def _p_trimmed_t(ratios: np.ndarray, alpha: float) -> tuple[float, float]:
     return p, sd
 
 
+@pytest.mark.slow
 def test_the_resolved_win_is_found_significant_nine_times_in_ten_at_the_last_look() -> None:
     schedule = Schedule()  # five looks of ten pairs, the last at 0.01
     last = schedule.alpha_at(schedule.looks())

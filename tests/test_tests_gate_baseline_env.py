@@ -99,6 +99,7 @@ def geom_manifest(interpreter: Path, tests: str = "") -> Manifest:
     return manifest(target, f'runner = "pytest"\nargs = ["tests"]\n{tests}')
 
 
+@pytest.mark.slow
 def test_installing_a_dependency_retires_the_cached_baseline_so_a_break_it_hid_is_caught(
     tmp_path: Path,
 ) -> None:

@@ -30,6 +30,7 @@ def go_id(name: str) -> str:
     return f"{GO_MODULE}/{name}"
 
 
+@pytest.mark.slow
 def test_a_go_candidate_answers_for_what_it_broke_and_not_for_what_was_broken(
     tmp_path: Path,
 ) -> None:
