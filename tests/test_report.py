@@ -913,3 +913,30 @@ def test_each_candidate_names_the_machine_and_cpus_it_was_measured_on(
     assert f"- measured on: {MEASURED_ON}" in written["md"]
     assert MEASURED_ON in "".join(_parse(written["html"]).text)
     assert candidate.model_copy(update={"facts": {"lane": "timed"}}).measured_on() is None
+
+
+def test_a_dispatched_proposal_shows_in_the_event_log_by_what_it_is_not_its_records(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "campaign"
+    build_campaign_ledger(folder)
+    diff = "".join(f"+line {i} of a long diff\n" for i in range(40))
+    records = {
+        "calls": [{"role": "optimizer", "prompt": "the whole prompt the optimizer was shown"}],
+        "event": {"function": "count_words", "rule": "py-set-membership"},
+        "concerns": [],
+        "advisor": None,
+    }
+    with Ledger.in_folder(folder) as ledger:
+        _event(ledger, "dispatched", {"parent": "b" * 40, "diff": diff, "records": records})
+    paths = write_report(folder)
+    for page in (paths.html.read_text(), paths.markdown.read_text()):
+        assert "count_words" in page and "diff_lines" in page
+        assert "of a long diff" not in page and "the whole prompt" not in page
+    body = next(
+        e["body"]
+        for c in json.loads(paths.json.read_text())["campaigns"]
+        for e in c["events"]
+        if e["kind"] == "dispatched"
+    )
+    assert body["diff"] == diff and body["records"] == records

@@ -293,6 +293,23 @@ class Event(_Model):
     candidate_id: int | None
     body: Any
 
+    @property
+    def shown(self) -> Any:
+        """The body as the event log shows it. A proposal dispatched to a node carries its whole
+        diff and role-call records (prompts and answers); the log names what it is instead, and
+        report.json and the ledger keep it whole."""
+        if self.kind != "dispatched" or not isinstance(self.body, dict):
+            return self.body
+        records = self.body.get("records") or {}
+        event = records.get("event") or {}
+        return {
+            "parent": self.body.get("parent"),
+            "function": event.get("function"),
+            "rule": event.get("rule"),
+            "diff_lines": len(str(self.body.get("diff", "")).splitlines()),
+            "role_calls": len(records.get("calls") or []),
+        }
+
 
 class ExitCondition(_Model):
     condition: str
