@@ -19,7 +19,6 @@ slot, is an error naming why: never a quiet re-measurement on the same node.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,16 +58,11 @@ class Elsewhere:
         }
 
 
-def accepted_on(ledger: Ledger, candidates: Sequence[Accepted]) -> dict[int, dict[str, Any]]:
+def accepted_on(candidates: Sequence[Accepted]) -> dict[int, dict[str, Any]]:
     """The node facts each candidate's accept recorded; a SpeedproofError naming those
     without any (judged without --cluster: where they were accepted is not known)."""
-    found: dict[int, dict[str, Any]] = {}
-    for candidate in candidates:
-        rows = ledger.query("SELECT facts FROM candidates WHERE id = ?", (candidate.id,))
-        node = json.loads(rows[0]["facts"]).get("node") if rows else None
-        if isinstance(node, dict) and node.get("id"):
-            found[candidate.id] = node
-    missing = [c.id for c in candidates if c.id not in found]
+    found = {c.id: c.node for c in candidates if c.node is not None}
+    missing = [c.id for c in candidates if c.node is None]
     if missing:
         raise NoOtherNode(
             f"candidate(s) {', '.join(map(str, missing))} have no node facts: they were judged "
@@ -117,7 +111,7 @@ class ElsewhereVerification:
     def run(self, accepted: Sequence[Accepted]) -> list[Elsewhere]:
         if not accepted:
             raise SpeedproofError("no accepted candidate to verify in this ledger")
-        where = accepted_on(self.ledger, accepted)
+        where = accepted_on(accepted)
         nodes = measuring_nodes(self.cluster)
         plan = []
         for index, candidate in enumerate(accepted):

@@ -15,6 +15,7 @@ is ever dropped or rewritten silently: the original verdict stays as it was reco
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,8 @@ class Accepted:
     diff: str
     rests_on: str | None
     campaign: str | None
+    # The node that judged it, when a cluster did (`facts["node"]`, `cluster.judging`).
+    node: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ def accepted_candidates(
 ) -> list[Accepted]:
     """Accepted candidates in the order they were judged (never earlier verifications)."""
     sql = (
-        "SELECT c.id, c.base_rev, c.diff, v.rests_on, c.campaign FROM candidates c"
+        "SELECT c.id, c.base_rev, c.diff, v.rests_on, c.campaign, c.facts FROM candidates c"
         " JOIN verdicts v ON v.candidate_id = c.id"
         " WHERE v.verdict = 'accepted' AND c.origin != 'verify'"
     )
@@ -87,7 +90,8 @@ def accepted_candidates(
         params.append(campaign)
     rows = ledger.query(sql + " ORDER BY c.id", params)
     found = [
-        Accepted(r["id"], r["base_rev"], r["diff"], r["rests_on"], r["campaign"]) for r in rows
+        Accepted(r["id"], r["base_rev"], r["diff"], r["rests_on"], r["campaign"], _node(r["facts"]))
+        for r in rows
     ]
     if ids:
         missing = sorted(set(ids) - {a.id for a in found})
@@ -97,6 +101,11 @@ def accepted_candidates(
             )
         found = [a for a in found if a.id in ids]
     return found
+
+
+def _node(facts: str) -> dict[str, Any] | None:
+    node = json.loads(facts).get("node")
+    return node if isinstance(node, dict) and node.get("id") else None
 
 
 class Verification:
