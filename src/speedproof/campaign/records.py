@@ -79,9 +79,7 @@ class Recorder:
 
     def flush(self) -> None:
         """Write calls that led to no candidate, so their tokens and cost still count."""
-        for call in self.calls:
-            self.ledger.add_role_call(call)
-        self._clear()
+        self.hold().flush(self.ledger)
 
     def _clear(self) -> None:
         self.calls, self.event, self.concerns, self.hazards = [], None, [], None
