@@ -181,6 +181,43 @@ print(json.dumps({{
     assert report["pinned"] == [7, True]
 
 
+class Aborts:
+    """An `init` that aborts its first `failures` calls, as Ray Client's proxy does when the
+    server it forks for a connection dies."""
+
+    def __init__(self, failures: int, error: type[ConnectionError] = ConnectionAbortedError):
+        self.failures, self.error, self.calls = failures, error, 0
+
+    def __call__(self) -> None:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.error("Initialization failure from server")
+
+
+def test_an_aborted_ray_client_connection_is_tried_again_up_to_three_times(
+    ray_address: str,
+) -> None:
+    # Imported once the session's cluster has set what Ray reads on import.
+    from speedproof.cluster.ray_cluster import connect
+
+    twice = Aborts(failures=2)
+    connect(twice)
+    assert twice.calls == 3
+    always = Aborts(failures=99)
+    with pytest.raises(ConnectionAbortedError, match="after 3 attempts"):
+        connect(always)
+    assert always.calls == 3
+
+
+def test_a_refused_ray_connection_is_not_tried_again(ray_address: str) -> None:
+    from speedproof.cluster.ray_cluster import connect
+
+    refused = Aborts(failures=1, error=ConnectionRefusedError)
+    with pytest.raises(ConnectionRefusedError):
+        connect(refused)
+    assert refused.calls == 1
+
+
 def test_evaluation_through_ray_writes_the_rows_a_local_evaluation_writes(
     on_ray: Cluster, tmp_path: Path
 ) -> None:

@@ -38,6 +38,26 @@ from speedproof.cluster.jobs import (
     run_task,
 )
 
+# Ray Client's proxy starts one server process per connection, forked from one of its gRPC
+# threads; that fork can die before it runs anything (seen once: no output, 20 ms after the
+# fork, "Starting Ray client server failed"), and the proxy reports it as an aborted
+# connection. A new connection gets a new server, so an aborted one is tried again, at most
+# this many times in all; any other failure is final at once.
+CONNECT_ATTEMPTS = 3
+
+
+def connect(init: Callable[[], object], attempts: int = CONNECT_ATTEMPTS) -> None:
+    """Run `init`, again after a `ConnectionAbortedError`, `attempts` times at most; the last
+    attempt's error is raised with the count of attempts made."""
+    for attempt in range(1, attempts + 1):
+        try:
+            init()
+            return
+        except ConnectionAbortedError as exc:
+            if attempt == attempts:
+                raise ConnectionAbortedError(f"{exc} (after {attempts} attempts)") from exc
+            logging.getLogger(__name__).warning("Ray Client connection aborted; trying again")
+
 
 def _run_on_ray(task: Callable[[P], R], payload: P) -> Ran[R]:
     return run_task(task, payload, ray.get_runtime_context().get_node_id())
@@ -55,7 +75,7 @@ class RayCluster(Cluster):
         self._owned = not ray.is_initialized()
         if self._owned:
             try:
-                ray.init(address=address, logging_level=logging.WARNING)
+                connect(lambda: ray.init(address=address, logging_level=logging.WARNING))
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ClusterUnavailable(
                     f"no Ray cluster answers at {address!r} ({describe(exc)}); start one with "
