@@ -39,13 +39,15 @@ from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.stats import Schedule, compare, paired_compare
 from speedproof.stats.power import acceptance_probability
-from speedproof.verify.verification import VERIFY_BUDGET_MULTIPLE
+from speedproof.verify.verification import verify_options
 
 # The fixed rules' horizon, and the level of their single test.
 FIXED_PAIRS = 25
 LEVEL = 0.05
 # What a rule that does not apply to a trial (verify's, on a trial of another kind) says.
 NOT_APPLIED = "n/a"
+# A record made under an older rule can end before a newer rule decides (`--from-file`).
+SHORT = "short"
 # The known wins `verify`'s rule is scored on: the issue's "a true 4 % win".
 VERIFY_WINS = (4.0,)
 UnpairedTest = Literal["welch", "mwu"]
@@ -210,6 +212,14 @@ def mwu_rule(stream: TrialStream, manifest: Manifest, fixed: int = FIXED_PAIRS) 
     return _fixed_outcome(readings, manifest, fixed)
 
 
+def verify_schedule(manifest: Manifest) -> Schedule:
+    """The schedule `verify` judges with (`verification.verify_options`)."""
+    options = verify_options("HEAD", None, None)
+    return schedule_for(
+        manifest, budget_multiple=options.budget_multiple, stops_early=options.stops_early
+    )
+
+
 def rules_for(manifest: Manifest) -> dict[str, Rule]:
     """The rules under the names the table prints: the judge's own schedule for the manifest
     (time budget included), the fixed rules, and `verify`'s schedule on the 4 % wins."""
@@ -217,9 +227,7 @@ def rules_for(manifest: Manifest) -> dict[str, Rule]:
         "(a) speedproof sequential": sequential_rule(schedule_for(manifest)),
         "(b) anchor welch 25(+25)": anchor_rule,
         "(c) mwu 25": mwu_rule,
-        "(d) speedproof verify": sequential_rule(
-            schedule_for(manifest, budget_multiple=VERIFY_BUDGET_MULTIPLE), VERIFY_WINS
-        ),
+        "(d) speedproof verify": sequential_rule(verify_schedule(manifest), VERIFY_WINS),
     }
 
 
@@ -248,12 +256,15 @@ class Cell:
     false_rejects: int
     mean_pairs: float
     median_pairs: float
+    # Trials whose record ends before this rule decides: left out of every count above.
+    short: int = 0
 
 
 def tally(kind: str, outcomes: Sequence[Outcome]) -> Cell:
     """Counts for one kind. Nothing measured here is slower: every reject is a false reject,
     and an accept is false on A/A (the two sides are the same program)."""
-    outcomes = [o for o in outcomes if o.verdict != NOT_APPLIED]
+    short = sum(o.verdict == SHORT for o in outcomes)
+    outcomes = [o for o in outcomes if o.verdict not in (NOT_APPLIED, SHORT)]
     verdicts = [o.verdict for o in outcomes]
     pairs = [o.pairs for o in outcomes]
     accepted = verdicts.count("accepted")
@@ -267,7 +278,15 @@ def tally(kind: str, outcomes: Sequence[Outcome]) -> Cell:
         false_rejects=rejected,
         mean_pairs=statistics.fmean(pairs) if pairs else math.nan,
         median_pairs=float(statistics.median(pairs)) if pairs else math.nan,
+        short=short,
     )
+
+
+def _scored(rule: Rule, stream: TrialStream, manifest: Manifest) -> Outcome:
+    try:
+        return rule(stream, manifest)
+    except StreamError as exc:
+        return Outcome(SHORT, stream.pairs, 0, str(exc))
 
 
 def evaluate(
@@ -279,7 +298,7 @@ def evaluate(
     for name, rule in rules.items():
         outcomes: dict[str, list[Outcome]] = {label: [] for label in kinds}
         for stream in streams:
-            outcomes[stream.label].append(rule(stream, manifest))
+            outcomes[stream.label].append(_scored(rule, stream, manifest))
         table[name] = {label: tally(kinds[label], found) for label, found in outcomes.items()}
     return table
 
@@ -320,6 +339,12 @@ def markdown(table: Mapping[str, Mapping[str, Cell]], relative_to: str) -> list[
                 f"{share:.0f} %",
             ]
             lines.append("| " + " | ".join(row) + " |")
+    lines += [
+        f"{name}, {label}: {cell.short} trial(s) left out, their record ends before it decides"
+        for name, cells in table.items()
+        for label, cell in cells.items()
+        if cell.short
+    ]
     return lines
 
 

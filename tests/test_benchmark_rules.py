@@ -22,6 +22,7 @@ from rule_evaluation import (
     anchor_rule,
     decided,
     evaluate,
+    markdown,
     mwu_rule,
     predicted_acceptance,
     realized_wins,
@@ -220,6 +221,26 @@ def test_the_table_counts_false_accepts_on_a_a_and_every_reject_as_false(
         assert (cells["a/a"].accepted, cells["a/a"].false_accepts) == (1, 1)
         assert (cells["win 10 %"].rejected, cells["win 10 %"].false_rejects) == (1, 1)
         assert cells["win 10 %"].false_accepts == 0
+
+
+def test_a_record_that_ends_before_a_rule_decides_is_left_out_of_its_counts_and_named(
+    manifest: Manifest,
+) -> None:
+    # A noisy 3 % win of 30 pairs labelled 4 %: the fixed rules decide within it, `verify`'s
+    # rule (no early stop, and 10 ms runs leave its budget room for 400 pairs) would need more,
+    # as a newer rule can on a record made under an older one.
+    def four(baseline: list[float], candidate: list[float]) -> TrialStream:
+        ms = _workload(_scaled(baseline, 0.01), _scaled(candidate, 0.01))
+        return TrialStream("win 4 %#0", "win", 4.0, (ms,))
+
+    short = four(_noise(8, 30, 0.05), _scaled(_noise(108, 30, 0.05), 0.97))
+    settled = four(_noise(10, 50, 0.005), _scaled(_noise(10, 50, 0.005), 0.8))
+    table = evaluate([short, settled], manifest, rules_for(manifest))
+    verify = table["(d) speedproof verify"]["win 4 %"]
+    assert (verify.trials, verify.short, verify.accepted) == (1, 1, 1)
+    assert table["(b) anchor welch 25(+25)"]["win 4 %"].short == 0
+    lines = markdown(table, "(b) anchor welch 25(+25)")
+    assert "(d) speedproof verify, win 4 %: 1 trial(s) left out" in lines[-1]
 
 
 def test_a_recorded_trial_line_reads_back_as_the_same_stream() -> None:

@@ -11,9 +11,11 @@ import numpy as np
 from speedproof.evidence import Evidence
 from speedproof.manifest import Manifest, parse_manifest
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
+from speedproof.measure.schedule import schedule_for
 from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.stats import Schedule
+from speedproof.verify.verification import verify_options
 
 MANIFEST = """
 [target]
@@ -136,3 +138,25 @@ def test_a_true_win_of_twice_the_floor_is_measured_to_an_accept_not_stopped_earl
     found = stream(200, 0.12, 0.94, seed=12)
     verdict, _, evidence = run(found, Schedule(round_pairs=10, max_pairs=200))
     assert verdict == "accepted", evidence.measurement_notes
+
+
+def test_a_schedule_that_does_not_stop_early_measures_to_its_last_look() -> None:
+    # The stream the early stop ends before look 20 (the test above), measured without it.
+    found = stream(200, 0.12, 1.0, seed=11)
+    verdict, look, evidence = run(found, Schedule(round_pairs=10, max_pairs=200, stops_early=False))
+    assert (verdict, look) == ("inconclusive", 20)
+    assert not any(n.startswith("measurement stopped early") for n in evidence.measurement_notes)
+
+
+def test_verify_judges_with_twice_the_budget_and_no_early_stop() -> None:
+    options = verify_options("HEAD", None, None)
+    schedule = schedule_for(
+        manifest(), budget_multiple=options.budget_multiple, stops_early=options.stops_early
+    )
+    judged = schedule_for(manifest())
+    assert (
+        schedule.budget_s == 2 * judged.budget_s if judged.budget_s else schedule.budget_s is None
+    )
+    assert schedule.max_pairs == 2 * judged.max_pairs
+    assert (judged.stops_early, schedule.stops_early) == (True, False)
+    assert options.origin == "verify"

@@ -82,6 +82,8 @@ class JudgeOptions:
     holdout_dir: Path | None = None
     # The sequential schedule's time budget and cap, times this (`verify` measures with more).
     budget_multiple: float = 1.0
+    # False: measure to the last look, never stop early for want of a reachable outcome.
+    stops_early: bool = True
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,10 @@ class Judge:
         self.protected = ProtectedPaths.for_manifest(loaded, self.repo)
         self.target_rel = loaded.root.resolve().relative_to(self.repo)
         self.schedule = schedule_for(
-            self.manifest, options.pairs, budget_multiple=options.budget_multiple
+            self.manifest,
+            options.pairs,
+            budget_multiple=options.budget_multiple,
+            stops_early=options.stops_early,
         )
         # Read once, before anything is measured: a setting this machine cannot meet stops here.
         self.timed_cpus = timed_cpus(self.manifest.policy.timed_cpus)

@@ -95,7 +95,7 @@ def beyond_budget(evidence: Evidence, rules: PolicyRules, schedule: Schedule) ->
     """A note when the schedule should stop early because no change its pairs make plausible
     could be shown by its last look: no win reaching the floor, no worsening beyond a limit;
     None while some outcome is still within reach."""
-    if evidence.final:
+    if evidence.final or not schedule.stops_early:
         return None
     workloads = len(timed_primary_readings(evidence, rules.primary_metric)) or 1
     hopes: list[tuple[float, float, Comparison]] = []

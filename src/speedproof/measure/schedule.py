@@ -67,12 +67,17 @@ def _ignore_gate(
 
 
 def schedule_for(
-    manifest: Manifest, pairs: int | None = None, *, budget_multiple: float = 1.0
+    manifest: Manifest,
+    pairs: int | None = None,
+    *,
+    budget_multiple: float = 1.0,
+    stops_early: bool = True,
 ) -> Schedule:
     """The schedule a judgement uses: `pairs` (a caller's override) or the manifest's.
 
-    `budget_multiple` scales the sequential schedule's time budget and its cap alike: `verify`
-    measures with twice the judge's (docs/adr/0042).
+    `budget_multiple` scales the sequential schedule's time budget and its cap alike, and
+    `stops_early=False` keeps it measuring to its last look: `verify` measures with twice the
+    judge's budget and never stops early (docs/adr/0042, 0053).
     """
     policy = manifest.policy
     if pairs is not None:
@@ -86,6 +91,7 @@ def schedule_for(
         max_pairs=max(policy.round_pairs, round(policy.max_pairs * budget_multiple)),
         alpha=policy.alpha,
         budget_s=(policy.max_measure_s * budget_multiple) or None,
+        stops_early=stops_early,
     )
 
 

@@ -58,6 +58,10 @@ class Schedule:
     # A schedule with a budget is sized by `within_budget` once the first round has shown what
     # a pair costs, and `max_pairs` is then only its cap (docs/adr/0042).
     budget_s: float | None = None
+    # Whether the rule may end before its last look once no outcome is within reach
+    # (`measure.resolution.beyond_budget`). Stopping early never spends alpha, so either way
+    # the error rates hold; `verify` turns it off to give a claim every pair its budget allows.
+    stops_early: bool = True
 
     def __post_init__(self) -> None:
         if self.round_pairs < MIN_ROUND_PAIRS:

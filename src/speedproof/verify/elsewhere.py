@@ -31,7 +31,7 @@ from speedproof.judge.evaluate import JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest import LoadedManifest
 from speedproof.measure.sequential_rule import Progress, say_nothing
-from speedproof.verify.verification import VERIFY_BUDGET_MULTIPLE, Accepted, Recheck
+from speedproof.verify.verification import Accepted, Recheck, verify_options
 
 
 class NoOtherNode(SpeedproofError):
@@ -140,13 +140,7 @@ class ElsewhereVerification:
         return {finished.job: finished for finished in done}
 
     def _options(self, candidate: Accepted) -> JudgeOptions:
-        return JudgeOptions(
-            base=candidate.base_rev,
-            pairs=self.pairs,
-            budget_multiple=VERIFY_BUDGET_MULTIPLE,
-            origin="verify",
-            campaign=candidate.campaign,
-        )
+        return verify_options(candidate.base_rev, self.pairs, candidate.campaign)
 
     def _record(
         self,
