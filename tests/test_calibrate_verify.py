@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -178,6 +179,14 @@ def test_the_calibrate_command_prints_json_and_writes_the_ledger(
         assert row["sd_pct"] >= row["winsorized_sd_pct"] > 0.0
         assert 0.0 < row["resolvable_win_pct"] < 100.0 and row["win_pct"] == 6.0
         assert row["pairs_for_win"] is None or row["pairs_for_win"] % 10 == 0
+    # every no-change trial scores each representative workload, and the side check reads them
+    for trial in printed["trials"]:
+        if trial["kind"] != "win":
+            assert set(trial["scores"]) == representatives
+            assert all(math.isfinite(z) for z in trial["scores"].values())
+    sides = {(row["kind"], row["workload"]): row for row in printed["sides"]}
+    assert set(sides) == {(k, w) for k in ("a/a", "null") for w in representatives}
+    assert all(row["trials"] == 1 and 0.0 <= row["lean_p"] <= 1.0 for row in sides.values())
     with Ledger.in_folder(ledger) as book:
         (event,) = book.events(None, "calibration")
     assert event["body"]["summary"] == printed["summary"]

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from speedproof.calibration.sides import WARN_P
 from speedproof.calibration.trials import CalibrateOptions, Calibration, CalibrationReport
 from speedproof.cli_errors import fail_on
 from speedproof.errors import SpeedproofError
@@ -54,6 +55,7 @@ def render_report(report: CalibrationReport, console: Console) -> None:
         )
     console.print(table)
     _render_noise(report, console)
+    _render_sides(report, console)
     win = report.win
     if win["kind"] == "patch":
         console.print("win trials: the candidate is the --win patch against the base revision.")
@@ -105,6 +107,50 @@ def _render_noise(report: CalibrationReport, console: Console) -> None:
         "[policy] timed_cpus or the instruction lane resolve smaller ones.",
         markup=False,
     )
+
+
+def _render_sides(report: CalibrationReport, console: Console) -> None:
+    """How the no-change trials' test scores lean and scatter, and a warning where they should
+    not (`speedproof.calibration.sides`)."""
+    checks = report.sides()
+    if not checks:
+        return
+    table = Table(
+        "trial",
+        "workload",
+        "trials",
+        "mean score",
+        "lean p",
+        "mean squared score",
+        "spread p",
+        title="do the no-change trials lean one way? (scores are N(0, 1) where the test is right)",
+    )
+    for c in checks:
+        table.add_row(
+            c.kind,
+            c.workload,
+            str(c.trials),
+            f"{c.mean_z:+.2f}",
+            f"{c.lean_p:.3f}",
+            f"{c.spread:.2f}",
+            f"{c.spread_p:.3f}",
+        )
+    console.print(table)
+    for c in checks:
+        found = []
+        if c.lean_p < WARN_P:
+            found.append(f"lean one way (p = {c.lean_p:.3g}): the two sides differ beyond noise")
+        if c.spread_p < WARN_P:
+            found.append(
+                f"scatter wider than their tests expect (mean squared score {c.spread:.2f} "
+                f"against 1, p = {c.spread_p:.3g})"
+            )
+        if found:
+            console.print(
+                f"warning: the {c.kind} trials on {c.workload} {' and '.join(found)}; the error "
+                "rates above understate what verdicts risk here.",
+                markup=False,
+            )
 
 
 def calibrate_command(

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from speedproof.calibration.inject import add_null_change, add_slowdown
 from speedproof.calibration.noise import NO_CHANGE, WorkloadNoise, reading_spreads, summarise
+from speedproof.calibration.sides import SideCheck, check_sides, trial_scores
 from speedproof.calibration.sizing import size_wins
 from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
@@ -83,6 +84,8 @@ class Trial:
     # pair, position, wall s, CPU s, peak KiB, environment pad]. Kept so that an odd trial (an
     # A/A reject) can be examined pair by pair from the ledger's `calibration` event.
     runs: dict[str, list[list[Any]]] = field(default_factory=dict)
+    # Workload -> the normal score of the primary reading's trimmed t (`sides.trial_scores`).
+    scores: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,10 @@ class CalibrationReport:
         """The machine's noise from the no-change trials, and the wins it lets through."""
         spreads = [t.spreads for t in self.trials if t.kind in NO_CHANGE]
         return summarise(spreads, Schedule(**self.schedule), self.floor_pct)
+
+    def sides(self) -> list[SideCheck]:
+        """Whether the no-change trials lean one way or scatter wider than their tests expect."""
+        return check_sides((t.kind, t.scores) for t in self.trials if t.kind in NO_CHANGE)
 
     def summary(self) -> list[KindSummary]:
         found = []
@@ -163,6 +170,7 @@ class CalibrationReport:
                 for s in self.summary()
             ],
             "noise": [n.__dict__ for n in self.noise()],
+            "sides": [s.__dict__ for s in self.sides()],
             "trials": [t.__dict__ for t in self.trials],
         }
 
@@ -369,9 +377,17 @@ class Calibration:
             (c.n for c in evidence.comparisons if c.lane == "timed" and c.tier == "representative"),
             default=0,
         )
-        spreads = reading_spreads(evidence, self.manifest.rules().primary_metric)
+        primary = self.manifest.rules().primary_metric
         return Trial(
-            kind, index, verdict.verdict, pairs, evidence.look, verdict.reasons[0], spreads, runs
+            kind,
+            index,
+            verdict.verdict,
+            pairs,
+            evidence.look,
+            verdict.reasons[0],
+            reading_spreads(evidence, primary),
+            runs,
+            trial_scores(evidence, primary),
         )
 
 
