@@ -214,10 +214,7 @@ def mwu_rule(stream: TrialStream, manifest: Manifest, fixed: int = FIXED_PAIRS) 
 
 def verify_schedule(manifest: Manifest) -> Schedule:
     """The schedule `verify` judges with (`verification.verify_options`)."""
-    options = verify_options("HEAD", None, None)
-    return schedule_for(
-        manifest, budget_multiple=options.budget_multiple, stops_early=options.stops_early
-    )
+    return verify_options("HEAD", None, None).schedule(manifest)
 
 
 def rules_for(manifest: Manifest) -> dict[str, Rule]:

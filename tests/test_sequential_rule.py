@@ -150,9 +150,7 @@ def test_a_schedule_that_does_not_stop_early_measures_to_its_last_look() -> None
 
 def test_verify_judges_with_twice_the_budget_and_no_early_stop() -> None:
     options = verify_options("HEAD", None, None)
-    schedule = schedule_for(
-        manifest(), budget_multiple=options.budget_multiple, stops_early=options.stops_early
-    )
+    schedule = options.schedule(manifest())
     judged = schedule_for(manifest())
     assert (
         schedule.budget_s == 2 * judged.budget_s if judged.budget_s else schedule.budget_s is None

@@ -33,7 +33,7 @@ from speedproof.gates.tests import gate_tests
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
 from speedproof.ledger import CandidateWriter, SampleRow
-from speedproof.manifest import LoadedManifest, Workload
+from speedproof.manifest import LoadedManifest, Manifest, Workload
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.instructions import (
     STATISTICAL_RUNS,
@@ -52,6 +52,7 @@ from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.policy import decide
 from speedproof.program import Invocation, Program, relocated
 from speedproof.sandbox import Sandbox, SandboxSpec, mount_list
+from speedproof.stats import Schedule
 from speedproof.toolchains.base import BuildResult, TargetToolchain, Tree, toolchain_for
 from speedproof.workspace import (
     GuardResult,
@@ -84,6 +85,15 @@ class JudgeOptions:
     budget_multiple: float = 1.0
     # False: measure to the last look, never stop early for want of a reachable outcome.
     stops_early: bool = True
+
+    def schedule(self, manifest: Manifest) -> Schedule:
+        """The schedule these options judge `manifest` with."""
+        return schedule_for(
+            manifest,
+            self.pairs,
+            budget_multiple=self.budget_multiple,
+            stops_early=self.stops_early,
+        )
 
 
 @dataclass(frozen=True)
@@ -226,12 +236,7 @@ class Judge:
         self.base_rev = resolve_rev(self.repo, options.base)
         self.protected = ProtectedPaths.for_manifest(loaded, self.repo)
         self.target_rel = loaded.root.resolve().relative_to(self.repo)
-        self.schedule = schedule_for(
-            self.manifest,
-            options.pairs,
-            budget_multiple=options.budget_multiple,
-            stops_early=options.stops_early,
-        )
+        self.schedule = options.schedule(self.manifest)
         # Read once, before anything is measured: a setting this machine cannot meet stops here.
         self.timed_cpus = timed_cpus(self.manifest.policy.timed_cpus)
         # Baseline instruction counts per (base revision, workload): a campaign judges many
