@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import secrets
 import statistics
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
@@ -54,6 +53,7 @@ from speedproof.workspace import (
     resolve_rev,
     worktree,
 )
+from speedproof.workspace.scratch import scratch_folder
 
 TrialKind = Literal["a/a", "null", "win"]
 KINDS: tuple[TrialKind, ...] = ("a/a", "null", "win")
@@ -271,7 +271,7 @@ class Calibration:
             *(injected if self.options.win_patch is None else ("won",)),
         )
         with ExitStack() as stack:
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="speedproof-")))
+            scratch = stack.enter_context(scratch_folder())
             trees: dict[str, Tree] = {}
             for name in names:
                 top = stack.enter_context(worktree(self.repo, self.base_rev)).path

@@ -15,7 +15,6 @@ everything else keep the user's manifest, so an explorer workload is never measu
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from speedproof.program import Invocation
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import TargetToolchain, Tree
 from speedproof.workspace import worktree
+from speedproof.workspace.scratch import scratch_folder
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def parent_tree(
 ) -> Iterator[ParentTree]:
     target_rel = loaded.root.resolve().relative_to(repo)
     with (
-        tempfile.TemporaryDirectory(prefix="speedproof-") as scratch,
+        scratch_folder() as scratch,
         worktree(repo, rev) as tree,
     ):
-        yield ParentTree(loaded, tree.rev, tree.path, target_rel, Path(scratch), sandbox, toolchain)
+        yield ParentTree(loaded, tree.rev, tree.path, target_rel, scratch, sandbox, toolchain)

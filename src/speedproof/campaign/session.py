@@ -39,7 +39,7 @@ from speedproof.errors import SpeedproofError
 from speedproof.ledger import LEDGER_FILE
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox
-from speedproof.workspace import cleanup_stale, repository_root, resolve_rev
+from speedproof.workspace import cleanup_stale, repository_root, resolve_rev, sweep_scratch
 
 CAMPAIGNS_FOLDER = Path(".speedproof") / "campaigns"
 
@@ -164,6 +164,7 @@ def open_campaign(request: Request) -> Iterator[Opened]:
             campaign = str(_record(folder)["id"])
             base_rev = ""
             removed = cleanup_stale(repo)
+        sweep_scratch()
         ledger = CampaignLedger.in_folder(folder)
         advice = None
         try:

@@ -11,7 +11,6 @@ proposals. Output that differs between the two checkouts is the same finding, ea
 from __future__ import annotations
 
 import secrets
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -31,6 +30,7 @@ from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import BuildResult, Tree, toolchain_for
 from speedproof.workspace import worktree
+from speedproof.workspace.scratch import scratch_folder
 
 Progress = Callable[[str, str], None]
 
@@ -145,7 +145,7 @@ def _built(build: Callable[[Tree], BuildResult], tree: Tree) -> Program:
 @contextmanager
 def _checkouts(repo: Path, rev: str, target_rel: Path) -> Iterator[dict[Side, Tree]]:
     with ExitStack() as stack:
-        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="speedproof-")))
+        scratch = stack.enter_context(scratch_folder())
         trees: dict[Side, Tree] = {}
         sides: tuple[Side, ...] = ("baseline", "candidate")
         for side in sides:

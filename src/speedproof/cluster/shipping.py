@@ -20,6 +20,7 @@ from pathlib import Path
 
 from speedproof.errors import InfrastructureError
 from speedproof.workspace.gitcmd import git_ok
+from speedproof.workspace.scratch import scratch_folder
 from speedproof.workspace.worktree import (
     MARKER_NAME,
     owner_alive,
@@ -41,9 +42,9 @@ def bundle_revision(repo: Path, rev: str) -> bytes:
     sha = resolve_rev(repo, rev)
     common = git_ok(repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
     objects = Path(common.decode("utf-8", "surrogateescape").strip()) / "objects"
-    with tempfile.TemporaryDirectory(prefix="speedproof-bundle-") as scratch:
-        bare = Path(scratch) / "repo.git"
-        git_ok(Path(scratch), "init", "-q", "--bare", str(bare))
+    with scratch_folder("speedproof-bundle-") as scratch:
+        bare = scratch / "repo.git"
+        git_ok(scratch, "init", "-q", "--bare", str(bare))
         (bare / "objects" / "info" / "alternates").write_text(f"{objects}\n", encoding="utf-8")
         git_ok(bare, "update-ref", BUNDLE_REF, sha)
         out = Path(scratch) / "rev.bundle"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import secrets
 import shutil
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -27,6 +26,7 @@ from speedproof.inputs.twins import NAME_BYTES, is_twin, make_twin
 from speedproof.manifest import HOLDOUT_TOKEN, OUT_TOKEN, LoadedManifest, Workload
 from speedproof.program import Program
 from speedproof.toolchains.base import Context, Tree
+from speedproof.workspace.scratch import scratch_folder
 
 
 @dataclass(frozen=True)
@@ -142,9 +142,9 @@ def unseen_inputs(
     holdout_dir: Path | None = None,
 ) -> Iterator[UnseenInputs]:
     """The judgement's workloads with unseen inputs made; the folder goes when the block ends."""
-    with tempfile.TemporaryDirectory(prefix="speedproof-unseen-") as scratch:
+    with scratch_folder("speedproof-unseen-") as scratch:
         maker = _Maker(
-            Path(scratch).resolve(),
+            scratch,
             context,
             baseline,
             seed,

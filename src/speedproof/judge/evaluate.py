@@ -66,6 +66,7 @@ from speedproof.workspace import (
     snapshot,
     worktree,
 )
+from speedproof.workspace.scratch import scratch_folder, sweep_scratch
 
 
 @dataclass(frozen=True)
@@ -235,6 +236,8 @@ class Judge:
         self.repo = repository_root(options.repo or loaded.root)
         self.base_rev = resolve_rev(self.repo, options.base)
         self.protected = ProtectedPaths.for_manifest(loaded, self.repo)
+        # Folders a killed judge left in /tmp (workspace/scratch.py); a live judge's are kept.
+        sweep_scratch()
         self.target_rel = loaded.root.resolve().relative_to(self.repo)
         self.schedule = options.schedule(self.manifest)
         # Read once, before anything is measured: a setting this machine cannot meet stops here.
@@ -468,7 +471,7 @@ class Judge:
     @contextmanager
     def _sides(self) -> Iterator[_Sides]:
         with ExitStack() as stack:
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="speedproof-")))
+            scratch = stack.enter_context(scratch_folder())
             base = stack.enter_context(worktree(self.repo, self.base_rev)).path
             cand = stack.enter_context(worktree(self.repo, self.base_rev)).path
             yield _Sides(

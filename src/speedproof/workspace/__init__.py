@@ -11,6 +11,7 @@ from speedproof.workspace.guard import (
     check_patch,
 )
 from speedproof.workspace.protected import ProtectedPaths, Rule
+from speedproof.workspace.scratch import scratch_folder, sweep_scratch
 from speedproof.workspace.worktree import Terminated, Worktree, cleanup_stale, resolve_rev, worktree
 
 __all__ = [
@@ -30,5 +31,7 @@ __all__ = [
     "normalise_patch",
     "repository_root",
     "resolve_rev",
+    "scratch_folder",
+    "sweep_scratch",
     "worktree",
 ]

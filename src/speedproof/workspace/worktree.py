@@ -132,10 +132,10 @@ def _registered_worktrees(top: Path) -> list[Path]:
     return paths
 
 
-def write_marker(holder: Path, repo: Path) -> None:
+def write_marker(holder: Path, repo: Path | None = None) -> None:
     """Record this process as the owner of `holder` (what `owner_alive` reads back)."""
     pid = os.getpid()
-    owner = {"pid": pid, "started": _start_time(pid), "repo": str(repo)}
+    owner = {"pid": pid, "started": _start_time(pid), "repo": None if repo is None else str(repo)}
     (holder / MARKER_NAME).write_text(json.dumps(owner), encoding="utf-8")
 
 

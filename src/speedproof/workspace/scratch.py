@@ -1,0 +1,50 @@
+"""Scratch folders that a killed process cannot leave behind for good.
+
+Each folder records its owner (pid and start time, as a worktree holder does) and goes when its
+block ends. A process killed with SIGKILL cannot run that last step: a campaign killed mid-wave
+left its judge's and profiler's folders in /tmp, about 100 of them over a few days of runs.
+`sweep_scratch` removes every such folder whose owner is gone; it runs where a judge starts and
+where a campaign starts or resumes. A folder without an owner record is not provably ours and
+is left alone, and a worktree holder is `cleanup_stale`'s, since git must unregister it first.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from speedproof.workspace.worktree import (
+    DEFAULT_PREFIX,
+    MARKER_NAME,
+    TREE_NAME,
+    owner_alive,
+    remove_tree,
+    write_marker,
+)
+
+
+@contextmanager
+def scratch_folder(prefix: str = DEFAULT_PREFIX) -> Iterator[Path]:
+    """A new folder in the temporary directory, owned by this process, removed on every way out."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    try:
+        write_marker(folder)
+        yield folder
+    finally:
+        remove_tree(folder)
+
+
+def sweep_scratch(root: Path | None = None, *, prefix: str = DEFAULT_PREFIX) -> list[Path]:
+    """Remove the scratch folders under `root` (the temporary directory) whose owner is gone."""
+    removed: list[Path] = []
+    for folder in sorted(Path(root or tempfile.gettempdir()).glob(f"{prefix}*")):
+        marker = folder / MARKER_NAME
+        if folder.is_symlink() or not marker.is_file() or (folder / TREE_NAME).exists():
+            continue
+        if owner_alive(marker):
+            continue
+        remove_tree(folder)
+        removed.append(folder)
+    return removed
