@@ -13,21 +13,14 @@ the folders whose owner process is gone.
 from __future__ import annotations
 
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from speedproof.errors import InfrastructureError
 from speedproof.workspace.gitcmd import git_ok
-from speedproof.workspace.scratch import scratch_folder
-from speedproof.workspace.worktree import (
-    MARKER_NAME,
-    owner_alive,
-    remove_tree,
-    resolve_rev,
-    write_marker,
-)
+from speedproof.workspace.scratch import scratch_folder, sweep_scratch
+from speedproof.workspace.worktree import resolve_rev
 
 # The name the bundled commit travels under (in the scratch repository and the bundle only).
 BUNDLE_REF = "refs/heads/speedproof-shipped"
@@ -90,32 +83,15 @@ def unpack_folder(files: dict[str, bytes], into: Path) -> Path:
 def job_folder() -> Iterator[Path]:
     """A folder of this job's own, which `tempfile` uses for the job's length; removed after."""
     sweep_dead_jobs()
-    folder = Path(tempfile.mkdtemp(prefix=JOB_PREFIX)).resolve()
     saved = tempfile.tempdir
-    try:
-        write_marker(folder, folder)
+    with scratch_folder(JOB_PREFIX) as folder:
         tempfile.tempdir = str(folder)
-        yield folder
-    finally:
-        tempfile.tempdir = saved
-        remove_tree(folder)
+        try:
+            yield folder
+        finally:
+            tempfile.tempdir = saved
 
 
 def sweep_dead_jobs(parent: Path | None = None) -> list[Path]:
     """Remove job folders whose owner process is gone; returns what was removed."""
-    removed = []
-    for folder in Path(parent or tempfile.gettempdir()).glob(f"{JOB_PREFIX}*"):
-        if _abandoned(folder):
-            remove_tree(folder)
-            removed.append(folder)
-    return removed
-
-
-def _abandoned(folder: Path) -> bool:
-    marker = folder / MARKER_NAME
-    try:
-        if not folder.is_dir() or owner_alive(marker):
-            return False
-        return marker.exists() or time.time() - folder.stat().st_mtime >= UNMARKED_GRACE_S
-    except OSError:  # removed meanwhile by another sweep
-        return False
+    return sweep_scratch(parent, prefix=JOB_PREFIX, unmarked_grace_s=UNMARKED_GRACE_S)
