@@ -74,3 +74,14 @@ def test_the_folder_goes_when_its_block_ends_with_an_error(
         (folder / "read-only").mkdir(mode=0o500)
         raise RuntimeError("the judge failed")
     assert not folder.exists()
+
+
+def test_an_unrecorded_folder_is_swept_only_past_a_grace_the_caller_names(tmp_path: Path) -> None:
+    old = tmp_path / "speedproof-job-old"
+    young = tmp_path / "speedproof-job-young"
+    old.mkdir()
+    young.mkdir()
+    os.utime(old, (1_000_000.0, 1_000_000.0))
+    assert sweep_scratch(tmp_path) == []
+    assert sweep_scratch(tmp_path, prefix="speedproof-job-", unmarked_grace_s=600.0) == [old]
+    assert not old.exists() and young.is_dir()
