@@ -5,6 +5,7 @@ No assertion here is about how long anything took: order, counts, errors and pea
 
 from __future__ import annotations
 
+import os
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -362,3 +363,38 @@ def test_only_a_sandboxed_program_without_network_gets_a_namespace_to_tear_down(
     assert private_network(sandbox, program)
     assert not private_network(sandbox, replace(program, network=True))
     assert not private_network(make_sandbox(allow_unsandboxed=True), program)
+
+
+def test_every_run_of_a_built_file_runs_a_fresh_copy_of_it(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # A side that runs one file for a whole judgement keeps the memory that file was placed
+    # in, and identical Go binaries ran up to 5 % apart for that alone. Each run logs the inode
+    # and change time of the script it runs (a freed inode's number is reused, the pair is
+    # not): a fresh copy is a new file with the same bytes at the same path.
+    body = """
+    import os
+    with open(Path.cwd().parent / "inodes.log", "a") as log:
+        made = os.stat(__file__)
+        log.write(f"{SIDE[0]}{made.st_ino}.{made.st_ctime_ns}\\n")
+    print('same')
+    """
+    baseline = _program(tmp_path, "baseline", body)
+    candidate = _program(tmp_path, "candidate", body)
+    scripts = {p.side: Path(p.argv[1]) for p in (baseline, candidate)}
+    before = {side: path.read_bytes() for side, path in scripts.items()}
+    series = measure_pairs(
+        Invocation(replace(baseline, fresh_per_run=(scripts["baseline"],)), WORKLOAD),
+        Invocation(replace(candidate, fresh_per_run=(scripts["candidate"],)), WORKLOAD),
+        pairs=3,
+        sandbox=sandbox,
+        check=_Always(),
+        timeout=GENEROUS,
+        warmup=1,
+    )
+    assert series.clean and series.pairs == 3
+    runs = (tmp_path / "inodes.log").read_text().split()
+    # One warm-up and three measured runs a side, each on its own inode.
+    assert len(runs) == 8 and len(set(runs)) == 8
+    assert {side: path.read_bytes() for side, path in scripts.items()} == before
+    assert all(os.access(path, os.R_OK) for path in scripts.values())

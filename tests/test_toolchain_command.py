@@ -50,6 +50,7 @@ def test_a_command_target_builds_with_its_own_command_and_runs_its_program(
     assert program is not None
     assert program.argv == (str(tree.root.resolve() / "bin" / "hello"),)
     assert program.binary_size == (tree.root / "bin" / "hello").stat().st_size
+    assert program.fresh_per_run == (tree.root.resolve() / "bin" / "hello",)
     ran = run_process(
         [*program.argv, "a"], cwd=program.root, sandbox=sandbox(), spec=program.spec(), timeout_s=30
     )
@@ -73,6 +74,8 @@ def test_a_program_on_path_needs_no_build(tmp_path: Path) -> None:
     built = toolchain(manifest(target, TESTS)).build(tree)
 
     assert built.program is not None and Path(built.program.argv[0]).name == "cat"
+    # The machine's own program is shared by both sides and never copied.
+    assert built.program.fresh_per_run == ()
 
 
 def test_a_command_test_runner_is_one_test_passed_or_failed_by_exit_code(tmp_path: Path) -> None:

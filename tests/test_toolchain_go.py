@@ -81,6 +81,7 @@ def test_a_go_build_makes_a_working_binary_outside_the_worktree_and_records_its_
     binary = Path(program.argv[0])
     assert binary.is_file() and not binary.is_relative_to(tree.worktree.resolve())
     assert program.binary_size == binary.stat().st_size > 100_000
+    assert program.fresh_per_run == (binary,)
     assert built.commands[0][1:4] == ("build", "-trimpath", "-o")
     ran = run_process(
         [*program.argv, "x", "y"],

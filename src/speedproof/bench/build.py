@@ -71,6 +71,10 @@ class BenchBuilder:
                 seconds = built.duration_s + time.perf_counter() - start
                 return BuildResult(False, None, log, seconds, tuple(commands))
             benches[package] = binary
-        program = replace(built.program, benches=benches)
+        program = replace(
+            built.program,
+            benches=benches,
+            fresh_per_run=(*built.program.fresh_per_run, *benches.values()),
+        )
         seconds = built.duration_s + time.perf_counter() - start
         return BuildResult(True, program, log, seconds, tuple(commands))

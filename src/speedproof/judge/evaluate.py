@@ -388,8 +388,11 @@ class Judge:
                 program = replace(program, outputs=outputs, output_files=self._outputs())
                 place_outputs(program)
                 sides.programs[side] = program
-            tree = sides.tree(side)
-            sides.snapshots[side] = (snapshot.take(tree.worktree), snapshot.take(tree.out))
+            tree, fresh = sides.tree(side), program.fresh_per_run
+            sides.snapshots[side] = (
+                snapshot.take(tree.worktree, fresh),
+                snapshot.take(tree.out, fresh),
+            )
 
     def _relocated(self, sides: _Sides, copy: Tree) -> Program:
         """A side's program run from its writable copies of the tree and the build."""
@@ -403,13 +406,17 @@ class Judge:
         before: tuple[snapshot.Snapshot, snapshot.Snapshot],
         tree: Tree,
         stage: str,
+        fresh: tuple[Path, ...] = (),
     ) -> None:
-        """Reject what a side wrote in its tree or build folder beyond its declared outputs."""
+        """Reject what a side wrote in its tree or build folder beyond its declared outputs.
+
+        `fresh`: the side's files the runner replaces by copies (compared by their bytes).
+        """
         allowed = [str(self.target_rel / f) for f in self._outputs()]
-        wrote = snapshot.changed(before[0], snapshot.take(tree.worktree), allowed)
+        wrote = snapshot.changed(before[0], snapshot.take(tree.worktree, fresh), allowed)
         where = ""
         if not wrote:
-            wrote = snapshot.changed(before[1], snapshot.take(tree.out))
+            wrote = snapshot.changed(before[1], snapshot.take(tree.out, fresh))
             where = "in its build folder"
         if wrote:
             self._wrote(candidate_id, tree.side, snapshot.describe(wrote, where), stage)
@@ -427,7 +434,8 @@ class Judge:
     def _untouched(self, candidate_id: int, sides: _Sides, stage: str) -> None:
         """Reject a candidate whose code changed its tree or its build during `stage`."""
         for side, before in sides.snapshots.items():
-            self._check_writes(candidate_id, before, sides.tree(side), stage)
+            fresh = sides.programs[side].fresh_per_run
+            self._check_writes(candidate_id, before, sides.tree(side), stage, fresh)
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:

@@ -46,6 +46,7 @@ from speedproof.errors import InfrastructureError
 from speedproof.manifest import Policy, Workload
 from speedproof.measure.environment import PRESSURE_CPU, LoadSnapshot, load_snapshot
 from speedproof.measure.pinning import judge_elsewhere
+from speedproof.measure.placement import place_afresh
 from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.reported import MetricsError, read_metrics, results_folder
 from speedproof.program import Invocation, Program, Side
@@ -354,6 +355,7 @@ class _Recorder:
     def run(self, invocation: Invocation, pair_index: int, position: int, timeout_s: float) -> bool:
         """Run once and record it; False when the series must stop."""
         self.check.prepare(invocation)
+        place_afresh(invocation.program.fresh_per_run)
         pad = self.rng.randrange(ENV_PAD_LIMIT)
         # A benchmark that writes its results gets a fresh scratch folder for this run alone.
         with results_folder(invocation.workload, bool(self.metrics)) as scratch:

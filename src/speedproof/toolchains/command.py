@@ -68,8 +68,13 @@ class CommandBuilder:
         if found is None:
             log += f"program {name!r}: no executable in {tree.root} or on PATH {env['PATH']}\n"
             return BuildResult(False, None, log, duration, commands)
+        # A program the build made is copied anew before each measured run; one found on PATH
+        # is the machine's, shared by both sides, and never touched.
+        built_here = any(found.is_relative_to(f.resolve()) for f in (tree.worktree, tree.out))
         program = replace(
-            self.context.program(tree, (str(found),)), binary_size=found.stat().st_size
+            self.context.program(tree, (str(found),)),
+            binary_size=found.stat().st_size,
+            fresh_per_run=(found,) if built_here else (),
         )
         return BuildResult(True, program, log, duration, commands)
 

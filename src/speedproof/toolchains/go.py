@@ -225,7 +225,7 @@ class GoBuilder:
         if not result.ok or not binary.is_file():
             return BuildResult(False, None, log, result.wall_s, (argv,))
         program = self.context.program(tree, (str(binary),))
-        program = replace(program, binary_size=binary.stat().st_size)
+        program = replace(program, binary_size=binary.stat().st_size, fresh_per_run=(binary,))
         return BuildResult(True, program, log, result.wall_s, (argv,))
 
 
