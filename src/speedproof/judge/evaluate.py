@@ -406,17 +406,13 @@ class Judge:
         before: tuple[snapshot.Snapshot, snapshot.Snapshot],
         tree: Tree,
         stage: str,
-        fresh: tuple[Path, ...] = (),
     ) -> None:
-        """Reject what a side wrote in its tree or build folder beyond its declared outputs.
-
-        `fresh`: the side's files the runner replaces by copies (compared by their bytes).
-        """
+        """Reject what a side wrote in its tree or build folder beyond its declared outputs."""
         allowed = [str(self.target_rel / f) for f in self._outputs()]
-        wrote = snapshot.changed(before[0], snapshot.take(tree.worktree, fresh), allowed)
+        wrote = snapshot.changed(before[0], snapshot.again(before[0]), allowed)
         where = ""
         if not wrote:
-            wrote = snapshot.changed(before[1], snapshot.take(tree.out, fresh))
+            wrote = snapshot.changed(before[1], snapshot.again(before[1]))
             where = "in its build folder"
         if wrote:
             self._wrote(candidate_id, tree.side, snapshot.describe(wrote, where), stage)
@@ -434,8 +430,7 @@ class Judge:
     def _untouched(self, candidate_id: int, sides: _Sides, stage: str) -> None:
         """Reject a candidate whose code changed its tree or its build during `stage`."""
         for side, before in sides.snapshots.items():
-            fresh = sides.programs[side].fresh_per_run
-            self._check_writes(candidate_id, before, sides.tree(side), stage, fresh)
+            self._check_writes(candidate_id, before, sides.tree(side), stage)
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
