@@ -11,6 +11,8 @@ import numpy as np
 
 import speedproof.evidence
 import speedproof.policy
+import speedproof.policy_carry_over
+import speedproof.policy_readings
 from speedproof.evidence import Comparison, Evidence, PolicyRules
 from speedproof.policy import decide, keep_measuring
 from speedproof.stats import compare
@@ -23,6 +25,8 @@ ALLOWED_IMPORTS = {
     "collections.abc",
     "math",
     "speedproof.evidence",
+    "speedproof.policy_carry_over",
+    "speedproof.policy_readings",
 }
 
 
@@ -367,6 +371,8 @@ def test_the_policy_imports_nothing_that_does_io() -> None:
     imported = _imported_modules(speedproof.policy)
     assert "speedproof.evidence" in imported
     assert imported <= ALLOWED_IMPORTS, imported - ALLOWED_IMPORTS
+    for part in (speedproof.policy_carry_over, speedproof.policy_readings):
+        assert _imported_modules(part) <= ALLOWED_IMPORTS - {"speedproof.policy_carry_over"}
 
 
 def test_the_evidence_types_import_nothing_that_does_io() -> None:
@@ -377,7 +383,8 @@ def test_the_evidence_types_import_nothing_that_does_io() -> None:
 def test_the_policy_calls_no_builtin_that_does_io_or_loads_code() -> None:
     forbidden = {"open", "print", "input", "exec", "eval", "compile", "__import__", "breakpoint"}
     assert forbidden <= set(dir(builtins))
-    for module in (speedproof.policy, speedproof.evidence):
+    modules = (speedproof.policy, speedproof.evidence)
+    for module in (*modules, speedproof.policy_carry_over, speedproof.policy_readings):
         tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
         names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
         assert not names & forbidden, names & forbidden

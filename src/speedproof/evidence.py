@@ -121,8 +121,8 @@ class PolicyRules:
     statistical_support_required: bool = True
     # Per-metric limits that replace `guardrail_limit_pct` (a reported metric's tolerance).
     limits: tuple[tuple[str, float], ...] = ()
-    # The carry-over rule (docs/adr/0030): the share of a representative win that must reappear
-    # on at least one unseen workload, and the workloads whose wins are exempt.
+    # The carry-over rule (docs/adr/0030, 0059): the share of a representative win that must
+    # reappear on every reading with unseen input, and the workloads whose wins are exempt.
     carry_over_fraction: float = 0.0
     input_specific: tuple[str, ...] = ()
 
@@ -157,6 +157,10 @@ class Evidence:
     # Said of the measurement, not of the candidate (a contended machine, an unstable lane, a
     # workload compared as sorted lines): carried into the verdict's notes, never a reason.
     measurement_notes: tuple[str, ...] = ()
+    # Holdout-tier workloads whose input the candidate has in effect seen: twins of a workload
+    # with `twin = "copy"` or `"lines"`, which a table keyed by content still answers. The
+    # carry-over rule never counts them as unseen input (docs/adr/0059).
+    seen_inputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

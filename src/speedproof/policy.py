@@ -22,11 +22,15 @@ import math
 from collections.abc import Iterator
 from dataclasses import replace
 
-from speedproof.evidence import TWIN_SUFFIX, Comparison, Evidence, PolicyRules, Verdict
+from speedproof.evidence import Comparison, Evidence, PolicyRules, Verdict
+from speedproof.policy_carry_over import carry_over
+from speedproof.policy_carry_over import carry_over_settled as carry_over_settled
+from speedproof.policy_carry_over import carry_over_settled_on as carry_over_settled_on
+from speedproof.policy_readings import MIN_SAMPLES as MIN_SAMPLES
+from speedproof.policy_readings import best_end as best_end
+from speedproof.policy_readings import interval as _interval
+from speedproof.policy_readings import primary_readings, worst_end
 
-# The same floor as `speedproof.stats.MIN_SAMPLES`; repeated because this module must not import
-# scipy. Below it no test was run, so a reading cannot be representative evidence.
-MIN_SAMPLES = 4
 # Tiers whose guardrail metrics are judged. Holdout workloads are judged only on the primary
 # metric: they exist to catch a patch tuned to the other tiers, not to police every metric.
 GUARDED_TIERS = ("representative", "plausible", "stress")
@@ -97,7 +101,7 @@ def keep_measuring(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
         for c in could_still_improve(evidence, rules)
     ]
     reasons += [
-        f"{c.metric} on workload {c.workload} could still be {-_worst_end(c):.2f}% worse "
+        f"{c.metric} on workload {c.workload} could still be {-worst_end(c):.2f}% worse "
         f"({_interval(c)}), beyond the {rules.limit_for(c.metric):g}% limit."
         for c in could_still_worsen(evidence, rules)
     ]
@@ -121,22 +125,8 @@ def could_still_worsen(evidence: Evidence, rules: PolicyRules) -> list[Compariso
         if _judged(c, rules)
         and not c.exact
         and c.finite
-        and _worst_end(c) < -rules.limit_for(c.metric)
+        and worst_end(c) < -rules.limit_for(c.metric)
     ]
-
-
-def _interval(c: Comparison) -> str:
-    return f"interval [{c.ci_low_pct:+.2f}%, {c.ci_high_pct:+.2f}%]"
-
-
-def best_end(c: Comparison) -> float:
-    """The most favourable improvement the reading's interval allows, in %."""
-    return -c.ci_low_pct if c.lower_is_better else c.ci_high_pct
-
-
-def _worst_end(c: Comparison) -> float:
-    """The least favourable improvement the reading's interval allows (negative is worse)."""
-    return -c.ci_high_pct if c.lower_is_better else c.ci_low_pct
 
 
 def _judge(evidence: Evidence, rules: PolicyRules) -> Verdict:
@@ -197,19 +187,7 @@ def _representative_verdict(evidence: Evidence, rules: PolicyRules) -> Verdict |
 
 def _representative(evidence: Evidence, rules: PolicyRules) -> Iterator[Comparison]:
     """Primary-metric readings on representative workloads that can carry a verdict."""
-    return _primary_readings(evidence, rules, "representative")
-
-
-def _primary_readings(evidence: Evidence, rules: PolicyRules, tier: str) -> Iterator[Comparison]:
-    """Primary-metric readings of one tier with a figure: exact, or enough pairs to test."""
-    for c in evidence.comparisons:
-        if (
-            c.metric == rules.primary_metric
-            and c.tier == tier
-            and (c.exact or c.n >= MIN_SAMPLES)
-            and math.isfinite(c.delta_pct)
-        ):
-            yield c
+    return primary_readings(evidence, rules, "representative")
 
 
 def _judged(c: Comparison, rules: PolicyRules) -> bool:
@@ -328,69 +306,6 @@ def _improvement(evidence: Evidence, rules: PolicyRules, notes: tuple[str, ...])
         f"{_support(best, rules)}{_only_look(best, evidence, rules)}."
     )
     return Verdict("accepted", (reason,), rests_on=best.workload, lane=best.lane, notes=notes)
-
-
-def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verdict:
-    """An accept whose win does not reappear on inputs the candidate has not seen is inconclusive.
-
-    The win the accept rests on is held against that workload's twin (the same bytes under a
-    fresh name, `TWIN_SUFFIX`) when it has one, else against every holdout-tier workload; one of
-    them must improve by `carry_over_fraction` of the win. In 8 judgements of the bundled
-    speedups a workload's own twin kept 79-107 % of its win while other unseen workloads kept
-    anything from -27 % to 99 %; the stored-answer attack on textstat kept -1 to -4 %
-    (docs/adr/0030). Holding the win against its own twin also catches a stored answer hidden
-    beside a real speedup on another workload.
-    """
-    fraction = rules.carry_over_fraction
-    if verdict.verdict != "accepted" or fraction <= 0 or verdict.rests_on in rules.input_specific:
-        return verdict
-    won = [c for c in _representative(evidence, rules) if c.workload == verdict.rests_on]
-    unseen = list(_unseen(evidence, rules))
-    if not won or not unseen:
-        return verdict
-    win = won[0]
-    twin = [c for c in unseen if c.workload == win.workload + TWIN_SUFFIX]
-    held = twin or unseen
-    needed = fraction * win.improvement_pct
-    if max(c.improvement_pct for c in held) >= needed:
-        return verdict
-    where = "its twin (the same input under a fresh name)" if twin else "no unseen workload"
-    verb = "did not improve" if twin else "improved"
-    readings = ", ".join(f"{c.workload} {c.render()}" for c in held)
-    reason = (
-        f"the win does not carry over to inputs the candidate has not seen: {win.metric} "
-        f"improved by {win.improvement_pct:.2f}% on workload {win.workload}, but {where} "
-        f"{verb} by {fraction:g} of that ({needed:.2f}%): {readings}. A candidate that "
-        "recognises its visible inputs (by argv, path, size or content) and prints a stored "
-        "answer looks like this; a win that truly belongs to one input needs "
-        "`input_specific = true` on its workload."
-    )
-    return Verdict("inconclusive", (reason,), notes=verdict.notes)
-
-
-def carry_over_settled(evidence: Evidence, rules: PolicyRules, rests_on: str) -> bool:
-    """Whether more pairs of the twin of `rests_on` could no longer change `carry_over`'s answer.
-
-    Settled when the twin's improvement interval (at the evidence's level) lies wholly at or
-    above the share of the win that must reappear, or wholly below it. A twin holds the same
-    bytes as its original, so an honest win reads the same on both and settles in the first few
-    pairs: on logstat's 33 % win, 5 pairs give an interval far above the 8 % needed, where the
-    representative series took 10 to 50 (docs/adr/0042).
-    """
-    fraction = rules.carry_over_fraction
-    if fraction <= 0 or rests_on in rules.input_specific:
-        return True
-    won = [c for c in _representative(evidence, rules) if c.workload == rests_on]
-    twin = [c for c in _unseen(evidence, rules) if c.workload == rests_on + TWIN_SUFFIX]
-    if not won or not twin or not twin[0].finite:
-        return False
-    needed = fraction * won[0].improvement_pct
-    return _worst_end(twin[0]) >= needed or best_end(twin[0]) < needed
-
-
-def _unseen(evidence: Evidence, rules: PolicyRules) -> Iterator[Comparison]:
-    """Primary-metric readings of holdout-tier workloads (holdouts and twins) with a figure."""
-    return _primary_readings(evidence, rules, "holdout")
 
 
 def _small_win(best: Comparison, rules: PolicyRules) -> bool:
