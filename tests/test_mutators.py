@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from speedproof.errors import ManifestError
 from speedproof.inputs.mutate import detect_kind, make_variant, mutated_twin
 from speedproof.inputs.mutate.make import EMPTY_INDEX, small_slice
+from speedproof.inputs.twins import make_twin
+from speedproof.manifest import Workload, parse_manifest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 API_LOG = EXAMPLES / "logstat" / "data" / "api-2024-03-12.log"
@@ -139,3 +142,31 @@ def test_no_mutator_exists_for_kind_none() -> None:
     with pytest.raises(ValueError, match="no mutator"):
         make_variant(b"x\n", "none", random.Random(1), 0)
     assert mutated_twin(b"x\n", "none", random.Random(1)) == b"x\n"
+
+
+def test_a_twin_is_mutated_by_default_from_the_seed_it_is_given(tmp_path: Path) -> None:
+    (tmp_path / "api.log").write_bytes(API_LOG.read_bytes())
+    workload = Workload(id="w", args=["api.log"], files=["api.log"])
+    assert workload.twin == "mutated"
+    first = make_twin(workload, tmp_path, tmp_path / "a", random.Random(11))
+    again = make_twin(workload, tmp_path, tmp_path / "b", random.Random(11))
+    assert first is not None and again is not None
+    made = Path(first.args[0]).read_bytes()
+    assert made == Path(again.args[0]).read_bytes()
+    assert made != API_LOG.read_bytes() and len(made) == len(API_LOG.read_bytes())
+
+
+def test_a_workload_names_the_kind_of_its_inputs_and_a_bad_kind_names_its_line() -> None:
+    text = (
+        '[target]\nname = "t"\nlanguage = "command"\nprogram = "t"\n'
+        '[tests]\nrunner = "command"\n'
+        '[[workloads]]\nid = "a"\nmutator = "xml"\n'
+        "[variants]\ncount = 5\nminimum = 7\n"
+    )
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(text, "m.toml")
+    assert "m.toml:9: `workloads.0.mutator`" in str(caught.value)
+    assert "m.toml:10: `variants`" in str(caught.value) and "minimum (7)" in str(caught.value)
+    fine = parse_manifest(text.replace("xml", "csv").replace("minimum = 7", "budget_s = 30"))
+    assert fine.workloads[0].mutator == "csv"
+    assert (fine.variants.count, fine.variants.required, fine.variants.budget_s) == (5, 5, 30)

@@ -163,6 +163,7 @@ def test_a_twin_reads_fresh_read_only_copies_under_random_names(tmp_path: Path) 
         args=["--top", "3", "data/a.csv", "data/a.csv.bak"],
         files=["data/a.csv"],
         stdin="data/b.txt",
+        twin="copy",
     )
     twin = make_twin(workload, root, tmp_path / "twin")
     assert twin is not None

@@ -26,6 +26,7 @@ from speedproof.bench import schema as bench_schema
 from speedproof.bench.schema import BENCH_KINDS, WorkloadKind
 from speedproof.errors import ManifestError
 from speedproof.evidence import PolicyRules
+from speedproof.inputs.variant_settings import Kind, TwinKind, VariantSettings
 from speedproof.tomlpos import locate
 
 MANIFEST_NAME = "speedproof.toml"
@@ -170,11 +171,9 @@ class Workload(_Strict):
     generate: list[str] = []
     # The win on this workload truly belongs to its input: the carry-over rule does not apply.
     input_specific: bool = False
-    # How its twin's inputs are made (docs/adr/0048): "copy", the same bytes under fresh names;
-    # "lines", the same lines less a random twentieth of them after the first, so that answers
-    # keyed by the input's content miss too. For line-oriented inputs only: the baseline must
-    # still read the result.
-    twin: Literal["copy", "lines"] = "copy"
+    # How its twin's inputs are made, and their kind (`inputs/variant_settings.py`).
+    twin: TwinKind = "mutated"
+    mutator: Kind | None = None
     # A benchmark of the target's own as the measured unit (`speedproof.bench`): its kind, its
     # name, and for go-bench the package that holds it and Go's -benchtime. `args` of a Python
     # benchmark reach pytest or the pyperf script after speedproof's own options.
@@ -426,6 +425,7 @@ class Manifest(_Strict):
     reported: Reported | None = None
     advisor: Advisor = Advisor()
     holdout: Holdout = Holdout()
+    variants: VariantSettings = VariantSettings()
 
     @model_validator(mode="before")
     @classmethod

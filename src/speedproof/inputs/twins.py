@@ -8,17 +8,23 @@ file names, so a twin is compared baseline against candidate, never against the 
 A table keyed by the input's *content* (a hash of the bytes) still answers a copy. A workload
 marked `twin = "lines"` gets a twin whose inputs also lose a random twentieth of their lines
 after the first (a header stays), drawn per judgement: the content is new, the work nearly the
-same, so an honest win reappears and a content-keyed table misses (docs/adr/0048).
+same, so an honest win reappears and a content-keyed table misses (docs/adr/0048). That table
+still answers the lines that remain; a `twin = "mutated"` twin (the default) keeps every record
+and changes most of them, each by the mutator of its kind (`inputs/mutate`), from the
+judgement's seed, so a table kept per line or per field misses too (docs/adr/0058).
 """
 
 from __future__ import annotations
 
+import random
 import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from speedproof.errors import InfrastructureError
 from speedproof.evidence import TWIN_SUFFIX
+from speedproof.inputs.mutate import detect_kind, mutated_twin
 from speedproof.manifest import Workload
 
 # Random bytes in a copy's name: 64 bits, so no candidate can list the names ahead of time.
@@ -45,16 +51,19 @@ def declared_inputs(workload: Workload) -> list[str]:
     return list(dict.fromkeys(named))
 
 
-def fresh_copy(source: Path, folder: Path, *, drop_lines: bool = False) -> Path:
+Change = Callable[[str, bytes], bytes]
+
+
+def fresh_copy(source: Path, folder: Path, *, change: Change | None = None) -> Path:
     """Copy `source` into `folder` under a random name that keeps its suffixes (a program may
     read `.csv` differently from `.txt`); the copy is read-only and has a fresh mtime. With
-    `drop_lines`, a random twentieth of the lines after the first are left out."""
+    `change`, the copy holds what it makes of (the file's name, its bytes)."""
     if not source.is_file():
         raise InfrastructureError(f"declared input {source} is not a readable file")
     suffix = "".join(PurePosixPath(source.name).suffixes)
     target = folder / (secrets.token_hex(NAME_BYTES) + suffix)
-    if drop_lines:
-        target.write_bytes(fewer_lines(source.read_bytes()))
+    if change is not None:
+        target.write_bytes(change(source.name, source.read_bytes()))
     else:
         shutil.copyfile(source, target)
     target.chmod(READ_ONLY)
@@ -73,15 +82,32 @@ def fewer_lines(content: bytes) -> bytes:
     return b"".join(line for index, line in enumerate(lines) if index not in dropped)
 
 
-def make_twin(workload: Workload, root: Path, folder: Path) -> Workload | None:
+def twin_change(workload: Workload, rng: random.Random) -> Change | None:
+    """How `workload`'s twin changes each input's bytes: by its `twin` kind, with `rng` (drawn
+    from the judgement's seed) for a mutated twin."""
+    if workload.twin == "lines":
+        return lambda _name, content: fewer_lines(content)
+    if workload.twin == "copy":
+        return None
+
+    def mutated(name: str, content: bytes) -> bytes:
+        return mutated_twin(content, workload.mutator or detect_kind(name, content), rng)
+
+    return mutated
+
+
+def make_twin(
+    workload: Workload, root: Path, folder: Path, rng: random.Random | None = None
+) -> Workload | None:
     """The twin of `workload` with its inputs copied into `folder` (created), or None when it
-    declares no input. Arguments equal to a declared input path name the copy instead."""
+    declares no input. Arguments equal to a declared input path name the copy instead. A
+    mutated twin draws its changes from `rng` (a fresh system one when none is given)."""
     declared = declared_inputs(workload)
     if not declared:
         return None
     folder.mkdir(parents=True, exist_ok=True)
-    drop = workload.twin == "lines"
-    copies = {name: str(fresh_copy(root / name, folder, drop_lines=drop)) for name in declared}
+    change = twin_change(workload, rng or random.Random(secrets.randbits(64)))
+    copies = {name: str(fresh_copy(root / name, folder, change=change)) for name in declared}
     # model_copy skips validation on purpose: the `~` of a twin id is not a manifest id's.
     return workload.model_copy(
         update={

@@ -13,6 +13,7 @@ Everything is removed when the judgement ends.
 
 from __future__ import annotations
 
+import random
 import secrets
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
@@ -126,7 +127,9 @@ class _Maker:
         if workload.tier != "representative" or workload.generate:
             return None
         folder = self.fresh()
-        twin = make_twin(workload, self.baseline.root, folder)
+        # A mutated twin's changes come from the judgement's seed (kept in its facts).
+        rng = random.Random(f"{self.seed}:{workload.id}:twin")
+        twin = make_twin(workload, self.baseline.root, folder, rng)
         if twin is not None:
             self.folders[twin.id] = (folder,)
         return twin
