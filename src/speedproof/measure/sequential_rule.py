@@ -39,15 +39,24 @@ from speedproof.manifest import Manifest, Workload
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.resolution import beyond_budget, unresolved_win_notes
 from speedproof.measure.runner import PairSeries
-from speedproof.policy import carry_over_settled, decide, keep_measuring, streaks
+from speedproof.policy import carry_over_settled_on, decide, keep_measuring, streaks
 from speedproof.stats import Schedule
 
 Progress = Callable[[str, str], None]
 
 # The twin of an accept's workload is measured 5 pairs at a time: the fewest that give its
 # trimmed interval a figure (4 samples a side) with one pair to spare, so a large honest win
-# settles in one step, where it took as many pairs as the representatives (10 to 50).
+# settles in one step, where it took as many pairs as the representatives (10 to 50). An unseen
+# reading that has not settled after its first pairs is measured further in steps of this size.
 TWIN_STEP_PAIRS = 5
+# Twins whose content a table keyed by content still answers (docs/adr/0048, 0059): seen input.
+SEEN_TWIN_KINDS = ("copy", "lines")
+# A series ends when its next round would take a workload's timed runs past the time budget by
+# more than this factor. The budget sized the last look from the first round's mean pair cost,
+# whose own error is about 2 % (10 pairs at 9 % noise a run: 9 / sqrt(20)); 10 % is five of
+# those, so only a machine that really got slower (contention, a throttled CPU) ends a series
+# before its planned last look, not the noise of the first estimate.
+BUDGET_GRACE = 1.10
 
 
 class PairSource(Protocol):
@@ -96,13 +105,24 @@ class SequentialRule:
     fixed_readings: Sequence[Comparison] = ()
     progress: Progress = say_nothing
     state: RuleState = field(default_factory=RuleState)
+    # The schedule's time budget in seconds of timed runs a workload may take, kept after the
+    # first round has sized the last look from it (`Schedule.within_budget` drops it).
+    budget_s: float | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.budget_s = self.schedule.budget_s
 
     def run(self) -> Evidence:
         """Look after look until settled; then the holdout workloads if the verdict accepts."""
         chosen = [w for w in self.manifest.workloads if w.tier == "representative"]
         rules = self.manifest.rules()
         evidence = self._look(chosen)
+        planned = self.schedule
         while keep_measuring(evidence, rules):
+            ended = self._budget_ended(chosen)
+            if ended is not None:
+                evidence = self._last_look(ended)
+                break
             stop = beyond_budget(evidence, rules, self.schedule)
             if stop is not None:
                 self.state.notes.append(stop)
@@ -111,7 +131,8 @@ class SequentialRule:
             self.state.earlier_accepts, self.state.earlier_rejects = streaks(evidence, rules)
             self.progress("round", f"look {self.state.look} is not settled; one more round")
             evidence = self._look(chosen)
-        unresolved = unresolved_win_notes(evidence, rules, self.schedule)
+            planned = self.schedule
+        unresolved = unresolved_win_notes(evidence, rules, planned)
         evidence = replace(evidence, measurement_notes=(*evidence.measurement_notes, *unresolved))
         return self._holdout(evidence)
 
@@ -128,6 +149,45 @@ class SequentialRule:
             self.schedule = self.schedule.within_budget(self._pair_seconds(workloads))
             self.progress("budget", f"the time budget allows {self.schedule.max_pairs} pairs")
         return self.evidence()
+
+    def _budget_ended(self, workloads: Sequence[Workload]) -> str | None:
+        """Why the time budget makes the current look the last, or None while the next round
+        fits. Read from what the pairs cost in time alone, never from the differences they
+        show, so the look it ends at may spend the alpha left (`Schedule.ending_at`)."""
+        look = self.state.look
+        if self.budget_s is None or look >= self.schedule.looks():
+            return None
+        step = self.schedule.pairs_at(look + 1) - self.schedule.pairs_at(look)
+        over = [
+            (spent, spent + step * spent / pairs, w.id)
+            for w in workloads
+            if (pairs := len(self.state.series[w.id].complete_pairs()))
+            and (spent := self._seconds(w.id)) + step * spent / pairs > self.budget_s * BUDGET_GRACE
+        ]
+        if not over:
+            return None
+        spent, projected, workload = max(over)
+        return (
+            f"the {self.budget_s:g} s measuring budget ran out ([policy] max_measure_s): "
+            f"workload {workload} had taken {spent:.1f} s of timed runs, and the next round "
+            f"of {step} pairs would take it to about {projected:.1f} s"
+        )
+
+    def _last_look(self, why: str) -> Evidence:
+        """The current look made the last one: it spends the alpha the looks before left."""
+        look, planned = self.state.look, self.schedule
+        self.schedule = planned.ending_at(look)
+        self.state.notes.append(
+            f"look {look} of {planned.planned_looks()} was the last: {why}. It tested at the "
+            f"alpha the looks before left, {self.schedule.alpha_at(look):.4g}, where the plan "
+            f"gave it {planned.alpha_at(look):.4g}."
+        )
+        self.progress("budget", f"look {look} is the last: the time budget ran out")
+        return self.evidence()
+
+    def _seconds(self, workload: str) -> float:
+        """The seconds of timed runs, both sides, of `workload`'s kept pairs so far."""
+        return sum(b.wall_s + c.wall_s for b, c in self.state.series[workload].complete_pairs())
 
     def _pair_seconds(self, workloads: Sequence[Workload]) -> float:
         """What one pair of the slowest workload costs in timed runs, both sides, in seconds."""
@@ -186,17 +246,24 @@ class SequentialRule:
             earlier_accepts=state.earlier_accepts,
             earlier_rejects=state.earlier_rejects,
             measurement_notes=(*state.notes, *_contention_notes(state.contended)),
+            seen_inputs=tuple(
+                w.id
+                for w in self.manifest.workloads
+                if w.id.endswith(TWIN_SUFFIX) and w.twin in SEEN_TWIN_KINDS
+            ),
         )
 
     def _holdout(self, evidence: Evidence) -> Evidence:
-        """An accept stands only once the holdout workloads are measured and do not regress.
+        """An accept stands only once the holdout workloads are measured and do not regress, and
+        its win reappears on every reading with unseen input (`policy.carry_over`).
 
-        Of the twins, only that of the workload the accept rests on is measured: it is the one
-        the carry-over rule reads (`policy.carry_over`), and each further twin would add a whole
-        series to every accept (on logstat, 10 pairs of a 40 ms workload: +2.2 s of 10 s).
+        Of the twins, only that of the workload the accept rests on is measured: each further
+        twin would add a whole series to every accept (on logstat, 10 pairs of a 40 ms workload:
+        +2.2 s of 10 s). Each unseen workload is measured until carry-over is settled on it
+        (`_unseen`).
         """
         verdict = decide(evidence, self.manifest.rules())
-        if verdict.verdict != "accepted":
+        if verdict.verdict != "accepted" or verdict.rests_on is None:
             return evidence
         wanted = f"{verdict.rests_on}{TWIN_SUFFIX}"
         holdout = [
@@ -209,26 +276,42 @@ class SequentialRule:
         pairs = self.schedule.pairs_at(self.state.look)
         self.progress("holdout", f"measuring {len(holdout)} holdout workload(s)")
         for workload in holdout:
-            if workload.id == wanted:
-                self._twin(workload, pairs, workload.id.removesuffix(TWIN_SUFFIX))
-            else:
-                self._round(workload, pairs, 0)
+            # A holdout is judged for regressions too, so it starts with the pairs the
+            # representatives had; a twin starts with one step.
+            first = min(TWIN_STEP_PAIRS, pairs) if workload.id == wanted else pairs
+            self._unseen(workload, first, verdict.rests_on)
         return replace(self.evidence(), final=True)
 
-    def _twin(self, workload: Workload, pairs: int, rests_on: str) -> None:
-        """The twin of the workload an accept rests on, in steps until carry-over is settled.
+    def _unseen(self, workload: Workload, first: int, rests_on: str) -> None:
+        """One holdout-tier workload, in steps until carry-over is settled on it.
 
-        At most as many pairs as the representatives had; fewer once the twin's interval lies
-        clearly on one side of the share that must carry over (`policy.carry_over_settled`).
+        Settled once its interval lies wholly at or above the share of the win that must carry
+        over, or wholly below it (`policy.carry_over_settled_on`). An interval that still
+        reaches both sides gets further steps: as many pairs as the schedule's last look (the
+        pairs the time budget fits), and no more than its own time budget, so a reading too
+        noisy to tell at the representatives' pairs is not called a missing win. On a Go CLI at
+        9 % noise a pair, a true -11.5 % win needs about 15 pairs on its twin to clear the
+        quarter that must carry over, where its representative was accepted at 10.
         """
         rules = self.manifest.rules()
-        done = 0
-        while done < pairs:
-            step = min(TWIN_STEP_PAIRS, pairs - done)
+        cap = max(first, self.schedule.max_pairs)
+        done, step = 0, first
+        while step > 0:
             self._round(workload, step, done)
             done += step
-            if carry_over_settled(self.evidence(), rules, rests_on):
+            if carry_over_settled_on(self.evidence(), rules, rests_on, workload.id):
                 return
+            step = min(TWIN_STEP_PAIRS, cap - done)
+            if step > 0 and not self._fits(workload.id, step):
+                return
+
+    def _fits(self, workload: str, pairs: int) -> bool:
+        """Whether `pairs` more pairs of `workload` keep it within the time budget."""
+        if self.budget_s is None:
+            return True
+        done = len(self.state.series[workload].complete_pairs())
+        spent = self._seconds(workload)
+        return done == 0 or spent + pairs * spent / done <= self.budget_s * BUDGET_GRACE
 
 
 def _contention_notes(contended: dict[str, list[int]]) -> list[str]:

@@ -62,6 +62,8 @@ class Schedule:
     # (`measure.resolution.beyond_budget`). Stopping early never spends alpha, so either way
     # the error rates hold; `verify` turns it off to give a claim every pair its budget allows.
     stops_early: bool = True
+    # The look the measuring budget made the last one (`ending_at`); None: the plan's last look.
+    last_look: int | None = None
 
     def __post_init__(self) -> None:
         if self.round_pairs < MIN_ROUND_PAIRS:
@@ -78,6 +80,10 @@ class Schedule:
             raise ValueError(f"rho must be a positive number, got {self.rho!r}")
         if self.budget_s is not None and not (math.isfinite(self.budget_s) and self.budget_s > 0):
             raise ValueError(f"a time budget must be a positive number, got {self.budget_s!r}")
+        if self.last_look is not None and not 1 <= self.last_look <= self.planned_looks():
+            raise ValueError(
+                f"the last look must lie in 1..{self.planned_looks()}, got {self.last_look!r}"
+            )
 
     def within_budget(self, pair_s: float) -> Schedule:
         """The schedule whose last look is the pairs that fit the budget at `pair_s` seconds a
@@ -100,8 +106,21 @@ class Schedule:
         """One look at `pairs` pairs spending all of `alpha`: the fixed-horizon test."""
         return cls(round_pairs=pairs, max_pairs=pairs, alpha=alpha)
 
-    def looks(self) -> int:
+    def ending_at(self, look: int) -> Schedule:
+        """This schedule ended at `look` by something other than the plan (the time budget ran
+        out): the looks before keep the levels they were tested at, and `look` spends all the
+        alpha they left, alpha - f(t_{look-1}). The union bound still sums to alpha, provided
+        the choice of `look` does not depend on the differences the tests read: the judge ends
+        a schedule from what its pairs cost in time, never from what they showed (ADR 0059)."""
+        self._check(look)
+        return replace(self, last_look=look)
+
+    def planned_looks(self) -> int:
+        """The looks up to `max_pairs`, whether or not the schedule was ended before them."""
         return -(-self.max_pairs // self.round_pairs)
+
+    def looks(self) -> int:
+        return self.planned_looks() if self.last_look is None else self.last_look
 
     def pairs_at(self, look: int) -> int:
         """Pairs measured at `look` (1-based); the last look is `max_pairs` even off the grid."""
