@@ -70,7 +70,7 @@ def test_a_local_batch_and_a_local_reward_import_nothing_of_ray(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.splitlines()[-1])
-    assert report == {"exit": 0, "rewards": [0.0], "ray": []}
+    assert report == {"exit": 0, "rewards": [-1.0], "ray": []}
     assert [r["status"] for r in read_rows(tmp_path / "o")] == [
         "policy_error",
         "patch_error",

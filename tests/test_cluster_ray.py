@@ -257,8 +257,8 @@ def test_rewards_through_ray_equal_local_rewards_and_count_nothing_as_infrastruc
 ) -> None:
     cases = dev_cases()[:2]
     completions = [wrong_patch(cases[0]), [{"role": "assistant", "content": NO_PATCH}]]
-    assert rewards(cases, completions, cluster=on_ray, seed=5) == [0.0, 0.0]
-    assert rewards(cases, completions, seed=5) == [0.0, 0.0]
+    assert rewards(cases, completions, cluster=on_ray, seed=5) == [-1.0, -1.0]
+    assert rewards(cases, completions, seed=5) == [-1.0, -1.0]
 
 
 def test_the_layer_returns_each_of_many_small_jobs_once_on_ray(on_ray: Cluster) -> None:

@@ -89,7 +89,7 @@ def test_function_only_counts_undo_the_dilution_of_whole_process_counts(
 def test_a_correct_candidate_that_only_renames_is_no_speedup(distinct: Case) -> None:
     result = verify_candidate(distinct, example("distinct_count_renamed.py"), seed=2)
     assert result.status == "no_speedup", result.detail
-    assert result.reward is not None and result.reward <= 0.0
+    assert result.reward is not None and -0.5 < result.reward <= 0.0
 
 
 def test_a_search_replace_patch_is_applied_and_verified(distinct: Case) -> None:
@@ -101,7 +101,7 @@ def test_the_singletons_trap_is_a_mismatch_on_the_design_note_input(distinct: Ca
     result = verify_candidate(distinct, example("distinct_count_singletons.py"))
     assert result.status == "mismatch"
     assert result.detail == "output differs on an edge input"  # [4, 4, 9] -> 2, not 1
-    assert result.reward == 0.0
+    assert result.reward == -1.0
 
 
 def test_the_dropped_local_trap_is_a_candidate_error_named_by_type_only(buckets: Case) -> None:
@@ -165,7 +165,7 @@ def test_escape_attempts_are_policy_errors(source: str) -> None:
     result = verify_candidate(LENGTH, source)
     assert result.status == "policy_error"
     assert result.detail.startswith("line ")
-    assert result.reward == 0.0
+    assert result.reward == -1.0
 
 
 def test_a_huge_output_is_a_resource_limit() -> None:
@@ -203,7 +203,7 @@ def test_a_patch_that_does_not_apply_is_a_patch_error(distinct: Case) -> None:
     result = verify_patch(distinct, patch)
     assert result.status == "patch_error"
     assert result.detail.startswith("patch_not_found")
-    assert result.reward == 0.0
+    assert result.reward == -1.0
 
 
 @pytest.mark.slow

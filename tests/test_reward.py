@@ -1,6 +1,6 @@
 """The reward API through the real verifier on corpus/v2 cases: a correct faster completion earns
-its log ratio, wrong ones 0.0, a correct slower one at most 0.0, and a verification that cannot
-be judged None (never 0.0), counted. One `rewards` call measures the two completions that reach
+its log ratio, wrong ones -1.0, a correct slower one in (-0.5, 0], and a verification that cannot
+be judged None (never a number), counted. One `rewards` call measures the two completions that reach
 Cachegrind side by side on the default local workers (about 20 s on 2 cores); the rest is
 decided before any measurement."""
 
@@ -69,12 +69,12 @@ def test_a_correct_faster_completion_earns_a_log_ratio_above_the_one_percent_flo
     assert graded["fast again"] == value
 
 
-def test_wrong_completions_earn_zero_and_a_correct_slower_one_at_most_zero(
+def test_wrong_completions_earn_the_floor_and_a_correct_slower_one_ranks_above_them(
     graded: dict[str, float | None],
 ) -> None:
-    assert graded["wrong"] == graded["invalid"] == graded["no patch"] == 0.0
+    assert graded["wrong"] == graded["invalid"] == graded["no patch"] == -1.0
     slower = graded["slower"]
-    assert slower is not None and slower <= 0.0
+    assert slower is not None and -0.5 < slower <= 0.0
 
 
 def _broken_case() -> Case:
@@ -100,9 +100,9 @@ def test_a_completion_that_cannot_be_judged_earns_none_never_zero_and_is_counted
     assert counts().categories["infrastructure"] >= 1
 
 
-def test_a_completion_outside_the_subset_earns_zero() -> None:
+def test_a_completion_outside_the_subset_earns_the_floor() -> None:
     case = dev_cases()[4]
-    assert reward(case, _outside(case)) == 0.0
+    assert reward(case, _outside(case)) == -1.0
 
 
 def test_the_trl_adapter_reads_case_ids_and_conversations_and_logs_its_nones() -> None:
@@ -119,7 +119,7 @@ def test_the_trl_adapter_reads_case_ids_and_conversations_and_logs_its_nones() -
         log_metric=lambda name, value: logged.append((name, value)),
         trainer_state=None,
     )
-    assert values == [0.0, 0.0]
+    assert values == [-1.0, -1.0]
     assert logged == [("speedproof/infrastructure", 0.0)]
     assert reward_function.__name__ == "speedproof_reward"
     assert first["prompt"] == [

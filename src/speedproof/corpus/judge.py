@@ -21,6 +21,7 @@ from speedproof.cluster.jobs import Finished
 from speedproof.corpus.skeleton import loop_skeleton
 from speedproof.errors import PatchError
 from speedproof.functions.case import Case
+from speedproof.functions.reward_scale import WRONG_REWARD
 
 Category = Literal[
     "passed",
@@ -137,7 +138,7 @@ def judge_answer(case: Case, answer: str, seed: int | None = None) -> Judged:
         return Judged(
             "formatting",
             "no_patch",
-            0.0,
+            WRONG_REWARD,
             "no patch block in the answer",
             None,
             verifier_digest(),

@@ -3,8 +3,8 @@
 Order: subset check → reference and candidate in their own sandboxes on edge, random (fresh seed
 per evaluation unless given) and benchmark inputs → type-strict equality of outputs and of the
 arguments after the call → Cachegrind on the benchmark inputs, measured and calibration runs, each
-`runs` times, counts identical and outputs repeated → reward `log(ref_Ir / cand_Ir)` on
-function-only counts.
+`runs` times, counts identical and outputs repeated → reward on the scale of `reward_scale`
+(a wrong answer -1.0, a correct one above it; faster: `log(ref_Ir / cand_Ir)`).
 
 A detail names the input class only ("output differs on a random input"), never an index, a
 size, an input, an output or the seed: results are shown to models, and hidden inputs must stay
@@ -29,6 +29,7 @@ from speedproof.functions.case import Case, Json, verification_inputs
 from speedproof.functions.jobs import HarnessRun, InputResult, job_document, run_harness
 from speedproof.functions.measure import Measurement, MeasureSpec, measure_many
 from speedproof.functions.patches import apply_patch
+from speedproof.functions.reward_scale import WRONG_REWARD, correct_reward
 from speedproof.functions.sandbox import Limits, SandboxConfig
 from speedproof.functions.subset import SubsetError, check_subset
 
@@ -58,8 +59,9 @@ _CATEGORY: dict[str, str] = {
     "infrastructure_error": "infrastructure",
 }
 
-# Rewards: a candidate's failure scores 0.0 (as in the anchor); a run that could not be judged
-# (infrastructure error, unstable counts) has no reward at all, so it can never be averaged in.
+# Rewards (functions/reward_scale.py): a candidate's failure scores WRONG_REWARD, below every
+# correct answer; a run that could not be judged (infrastructure error, unstable counts) has no
+# reward at all, so it can never be averaged in.
 _NO_REWARD = frozenset({"infrastructure_error", "unstable"})
 
 # A candidate passes only when it needs at most 1/1.01 of the reference's function-only
@@ -95,10 +97,13 @@ class VerifyResult(BaseModel):
 
 _SOURCES = (
     "case.py",
+    "contract.py",
+    "draws.py",
     "harness.py",
     "jobs.py",
     "measure.py",
     "patches.py",
+    "reward_scale.py",
     "sandbox.py",
     "seccomp.py",
     "subset.py",
@@ -156,10 +161,11 @@ class _Context:
     inputs_checked: int = 0
 
     def result(self, status: Status, detail: str) -> VerifyResult:
-        """A verdict without counts: 0.0 for a candidate's failure, None when not judged."""
+        """A verdict without counts: WRONG_REWARD for a candidate's failure, None when not
+        judged."""
         return VerifyResult(
             status=status,
-            reward=None if status in _NO_REWARD else 0.0,
+            reward=None if status in _NO_REWARD else WRONG_REWARD,
             runs=self.runs,
             inputs_checked=self.inputs_checked,
             detail=detail,
@@ -219,7 +225,7 @@ def verify_patch(
     """Apply a SEARCH/REPLACE or unified-diff patch to the reference, then `verify_candidate`.
 
     A patch that cannot be applied is status `patch_error`, its detail starting with the named
-    failure (`patch_not_found: …`), reward 0.0.
+    failure (`patch_not_found: …`), reward WRONG_REWARD.
     """
     started = time.monotonic()
     try:
@@ -227,7 +233,7 @@ def verify_patch(
     except PatchError as exc:
         return VerifyResult(
             status="patch_error",
-            reward=0.0,
+            reward=WRONG_REWARD,
             runs=max(2, runs),
             detail=str(exc),
             duration_s=round(time.monotonic() - started, 3),
@@ -380,8 +386,7 @@ def _reward(context: _Context, ref_m: Measurement, cand_m: Measurement) -> Verif
         )
     ratio = ref_m.function_ir / cand_m.function_ir
     status: Status = "passed" if ratio >= context.min_ratio else "no_speedup"
-    # A gain under the floor earns nothing; a loss is reported as the negative log ratio.
-    reward = math.log(ratio) if status == "passed" else min(math.log(ratio), 0.0)
+    reward = correct_reward(ratio, context.min_ratio)
     detail = (
         f"function-only Ir {ref_m.function_ir} -> {cand_m.function_ir} ({ratio:.3f}x); "
         f"whole-process Ir {ref_m.whole_ir} -> {cand_m.whole_ir}"
