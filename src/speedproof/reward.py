@@ -6,14 +6,14 @@
 
 A completion is read exactly as `fn eval` reads an answer (`corpus.judge.judge_answer`): the
 SEARCH/REPLACE blocks or unified diff in it are applied to the case's reference, and the result
-goes through the verifier. What comes back:
+goes through the verifier. What comes back (`functions/reward_scale.py`, ADR 0065):
 
-  passed                         log(ref_Ir / cand_Ir) on function-only counts, at least
+  passed                         log(ref_Ir / cand_Ir) on the charged counts, at least
                                  log(1.01) (a pass needs a 1 % gain)
-  correct, not 1 % faster        min(log(ref_Ir / cand_Ir), 0): 0.0, or negative when slower
-  wrong (no patch, a patch that does not apply, outside the subset, another result, an
-  exception, a time-out or a memory limit)   0.0
-  not judged (sandbox or tool failure, unstable counts, a lost worker)   None, never 0.0
+  correct, not 1 % faster        0.5 * (ref_Ir / cand_Ir - 1) when slower, else 0.0: in (-0.5, 0]
+  wrong (no patch, a patch that does not apply or changes nothing, outside the subset, another
+  result, an exception, a time-out or a memory limit)   -1.0, below every correct answer
+  not judged (sandbox or tool failure, unstable counts, a lost worker)   None, never a number
 
 Every None is counted (`counts().infrastructure`): a trainer should watch it, since a None
 says nothing about the completion and TRL leaves it out of the group's mean.
@@ -44,9 +44,13 @@ from speedproof.corpus.evaluate import case_seed
 from speedproof.corpus.judge import Answer, Judged, judge_task, settle
 from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.functions.case import Case
+from speedproof.reward_input import RewardInputError as RewardInputError
+from speedproof.reward_input import column as column_values
+from speedproof.reward_input import completion_text as completion_text
 
-Completion = str | Sequence[Mapping[str, Any]]
-"""A completion as TRL passes it: text, or a conversation whose last message is the answer."""
+Completion = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
+"""A completion as TRL passes it: text, or a conversation whose last message is the answer
+(`reward_input` lists every accepted shape; anything else is a RewardInputError)."""
 ClusterSpec = Cluster | str | None
 
 
@@ -88,15 +92,6 @@ def _cluster(spec: ClusterSpec) -> Cluster:
     return _CLUSTERS[name]
 
 
-def completion_text(completion: Completion) -> str:
-    """The answer in a completion: the text itself, or the last message's content."""
-    if isinstance(completion, str):
-        return completion
-    if not completion:
-        return ""
-    return str(completion[-1].get("content") or "")
-
-
 def judge_all(
     cases: Sequence[Case],
     completions: Sequence[Completion],
@@ -108,13 +103,14 @@ def judge_all(
     from speedproof.functions.verify import verifier_digest
 
     if len(cases) != len(completions):
-        raise ValueError(f"{len(cases)} cases but {len(completions)} completions")
+        raise RewardInputError(f"{len(cases)} cases but {len(completions)} completions")
     base = secrets.randbits(62) if seed is None else seed
     distinct: dict[tuple[str, str], int] = {}
     answers: list[Answer] = []
     slots: list[int] = []
-    for case, completion in zip(cases, completions, strict=True):
-        key = (case.id, completion_text(completion))
+    texts = [completion_text(item, index) for index, item in enumerate(completions)]
+    for case, text in zip(cases, texts, strict=True):
+        key = (case.id, text)
         if key not in distinct:
             distinct[key] = len(answers)
             answers.append(Answer(case, key[1], case_seed(base, case)))
@@ -181,7 +177,7 @@ class TrainingReward:
     def __call__(
         self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any
     ) -> list[float | None]:
-        ids = [str(case_id) for case_id in kwargs[self.column]]
+        ids = column_values(kwargs, self.column, len(completions))
         unknown = sorted({case_id for case_id in ids if case_id not in self.cases})
         if unknown:
             raise SplitBoundaryError(
