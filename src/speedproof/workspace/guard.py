@@ -26,6 +26,7 @@ from speedproof.workspace.changes import (
     Change,
     list_changes,
 )
+from speedproof.workspace.code_guard import added_code_findings, describe
 from speedproof.workspace.gitcmd import git_ok
 from speedproof.workspace.headers import HeaderName, Marker, read_headers
 from speedproof.workspace.protected import ProtectedPaths, split_parts
@@ -45,6 +46,11 @@ ViolationRule = Literal[
     "empty",
     "ignored-file",
     "head-moved",
+    # What the candidate's added code does (`code_guard`), second pass only.
+    "harness-probe",
+    "harness-plugin",
+    "code-as-data",
+    "unparsable-code",
 ]
 
 
@@ -244,12 +250,16 @@ def check_applied(worktree: Path, base_rev: str, protected: ProtectedPaths) -> G
     """Second pass, right after applying and before anything builds: judge what really changed.
 
     Any ignored file is refused too: a fresh worktree has none, so one that exists was written
-    by the patch where `git diff` would never show it (a stale `.pyc`, a generated file).
+    by the patch where `git diff` would never show it (a stale `.pyc`, a generated file). Then
+    the added lines of changed Python and Go files are read (`code_guard`): a harness probe, a
+    harness plugin or code turned from data is refused with its file and line.
     """
     root = worktree.resolve()
     violations = _head_moved(root, base_rev)
     for change in list_changes(root, base_rev):
         violations.extend(_check_change(root, change, protected))
+    for path, finding in added_code_findings(root, base_rev, protected):
+        violations.append(Violation(finding.rule, path, describe(path, finding)))
     return GuardResult.of(violations)
 
 

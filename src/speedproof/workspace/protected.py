@@ -51,11 +51,30 @@ def _names(why: str, *patterns: str) -> list[Rule]:
     return [Rule("component", pattern, f"{why} (`{pattern}`)") for pattern in patterns]
 
 
+# Whatever the target's language, a Python test runner may run over the tree (a command
+# target's `python -m pytest`, a helper script): what it loads before any test, unasked, is
+# never the candidate's to add (docs/adr/0060).
+PYTHON_HOOKS: tuple[Rule, ...] = (
+    # Loaded by pytest before any test, wherever it sits under the rootdir.
+    *_names("pytest conftest, loaded before any test", "conftest.py"),
+    # Run by Python's `site` module at start-up from any folder on the path at that moment, before
+    # the test runner or its plugins exist: code there can rewrite results at exit unseen.
+    *_names("Python start-up hook", "sitecustomize.py", "usercustomize.py", "*.pth"),
+    # Installed-package metadata on the path: its `entry_points.txt` registers pytest plugins
+    # (`pytest11`), which pytest loads at start with the tree's root on sys.path.
+    *_names("Python package metadata, whose entry points load plugins", "*.dist-info"),
+    *_names("Python package metadata, whose entry points load plugins", "*.egg-info"),
+    *_names("Python package link", "*.egg-link"),
+    # Byte-code with no source beside it is imported as is: code no reader can review.
+    *_names("Python byte-code", "*.pyc", "*.pyo", "__pycache__"),
+)
+
 ALWAYS: tuple[Rule, ...] = (
     *_names("git metadata", ".git"),
     *_names("git attributes change how files are checked out and diffed", ".gitattributes"),
     *_names("submodule list", ".gitmodules"),
     *_names("CI configuration", ".ci", ".github"),
+    *PYTHON_HOOKS,
 )
 
 GO: tuple[Rule, ...] = (
@@ -68,11 +87,6 @@ GO: tuple[Rule, ...] = (
 
 PYTHON: tuple[Rule, ...] = (
     *_names("Python test file", "test_*.py", "*_test.py"),
-    # Loaded by pytest before any test, wherever it sits under the rootdir.
-    *_names("pytest conftest, loaded before any test", "conftest.py"),
-    # Run by Python's `site` module at start-up from any folder on the path at that moment, before
-    # the test runner or its plugins exist: code there can rewrite results at exit unseen.
-    *_names("Python start-up hook", "sitecustomize.py", "usercustomize.py", "*.pth"),
     *_names("Python test folder", "tests", "test"),
     *_names("test runner configuration", "pytest.ini", "tox.ini", "noxfile.py"),
     *_names("Python packaging configuration", "setup.cfg", "setup.py", "pyproject.toml"),
