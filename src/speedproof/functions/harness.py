@@ -18,8 +18,9 @@ Job (JSON object):
                          `expected` instead, so its Cachegrind count is the fixed cost to subtract
   output_cap             largest result document in bytes
 
-Result (one JSON object on stdout): {"token", "results": [...], "violations": [...]}; a result is
-{"out": value, "args": [...]} or {"error": TypeName, "kind": "exception" | "memory" | "output"}.
+Result (one JSON object on stdout, UTF-8 with lone surrogates passed through): {"token",
+"results": [...], "violations": [...]}; a result is {"out": value, "args": [...]} or
+{"error": TypeName, "kind": "exception" | "memory" | "output"}.
 The first failing input ends the run. `violations` lists audit events the harness refused.
 """
 
@@ -166,13 +167,19 @@ def run(job: dict[str, Any], guard: _Guard) -> dict[str, object]:
 
 def _emit(document: dict[str, object], cap: int, token: str) -> None:
     document["token"] = token
+    # Exact text: `ensure_ascii` wrote an astral character and the two lone surrogates that
+    # encode it as the same escapes, so they compared equal; raw UTF-8 with `surrogatepass`
+    # keeps them apart (json.loads of bytes decodes the same way). Key order is kept, not sorted.
     try:
-        text = json.dumps(document, allow_nan=False, sort_keys=True, separators=(",", ":"))
+        text = json.dumps(document, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
     except (ValueError, RecursionError) as exc:
         text = json.dumps({"fatal": f"unserialisable: {type(exc).__name__}", "token": token})
-    if len(text) > cap:
-        text = json.dumps({"fatal": "output too large", "kind": "output_cap", "token": token})
-    sys.stdout.write(text)
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) > cap:
+        data = json.dumps(
+            {"fatal": "output too large", "kind": "output_cap", "token": token}
+        ).encode()
+    sys.stdout.buffer.write(data)
     sys.stdout.flush()
 
 

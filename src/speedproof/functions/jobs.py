@@ -55,8 +55,10 @@ def harness_source() -> str:
 
 
 def canonical(value: Json) -> str:
-    """Type-strict canonical JSON: 1, 1.0 and true differ; dict key order does not matter."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    """Exact JSON text of a value (ADR 0065): 1, 1.0 and true differ, floats by their repr (-0.0
+    is not 0.0), dict key order counts (a caller iterating the dict sees it), and a lone
+    surrogate is not the astral character a pair of them would encode."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def job_document(
