@@ -3,8 +3,8 @@ SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SYSTEM_PACKAGES := git patch valgrind bwrap hyperfine chromium
-APT_PACKAGES := git patch valgrind bubblewrap libseccomp2 hyperfine chromium
+SYSTEM_PACKAGES := git patch valgrind bwrap strace hyperfine chromium
+APT_PACKAGES := git patch valgrind bubblewrap strace libseccomp2 hyperfine chromium
 
 .PHONY: setup system venv train-extra demo demo-patches test test-slow lint typecheck unit bench clean
 

@@ -69,12 +69,29 @@ def test_an_honest_run_reports_no_canary_and_says_what_was_checked(tmp_path: Pat
     assert not list(tree.worktree.rglob(CANARY_FILE))
 
 
-def test_a_re_run_of_chosen_tests_carries_no_canary(tmp_path: Path) -> None:
+def test_a_re_run_of_chosen_tests_carries_the_canary_too(tmp_path: Path) -> None:
     tree = go_tree(tmp_path)
 
     run = toolchain(manifest(GO_MANIFEST, GO_TESTS)).run_tests(
-        tree, only=[f"{GO_MODULE}/calc/TestAdd"]
+        tree, only=[f"{GO_MODULE}/calc/TestAdd", f"{GO_MODULE}/calc/TestTable/small"]
     )
 
-    assert run.outcomes == {f"{GO_MODULE}/calc/TestAdd": "passed"}
-    assert run.tampered == () and run.checked == ""
+    assert run.outcomes == {
+        f"{GO_MODULE}/calc/TestAdd": "passed",
+        f"{GO_MODULE}/calc/TestTable": "passed",
+        f"{GO_MODULE}/calc/TestTable/small": "passed",
+    }
+    assert run.tampered == ()
+    # Two binaries ran, the top-level selection and the subtest's, each with its canary.
+    assert "each of 2 test binaries ran speedproof's canary test" in run.checked
+
+
+def test_a_forger_on_a_re_run_is_caught_by_the_canary(tmp_path: Path) -> None:
+    tree = go_tree(tmp_path, {**GO_FILES, "calc/forge.go": FORGER})
+
+    run = toolchain(manifest(GO_MANIFEST, GO_TESTS)).run_tests(
+        tree, only=[f"{GO_MODULE}/calc/TestMul"]
+    )
+
+    assert run.outcomes[f"{GO_MODULE}/calc/TestMul"] == "passed"
+    assert any("canary test is missing" in t for t in run.tampered), run.tampered

@@ -78,7 +78,7 @@ def test_a_baseline_pass_that_fails_is_skipped_or_does_not_run_rejects_by_name()
     assert result.reasons() == (
         "tests newly failing: a, b",
         "tests newly skipped: c",
-        "tests that passed on the baseline did not run: d",
+        "tests that passed on the baseline are missing from the candidate's full run: d",
     )
 
 
@@ -125,18 +125,29 @@ def test_a_candidate_failure_stands_when_only_the_candidate_passes_a_re_run() ->
     )
 
 
-def test_a_test_cut_short_on_the_candidate_that_passes_when_re_run_is_not_charged() -> None:
+def test_a_test_missing_from_the_full_run_is_charged_and_never_re_run() -> None:
+    # A re-run that would pass it is never asked: code can tell a narrower run from a full one.
     candidate = {k: v for k, v in BASELINE.items() if k != "d"}
-    result, _, _ = judge(
+    result, on_base, on_cand = judge(
         candidate, retries=2, base_reruns=[{"d": "passed"}], cand_reruns=[{"d": "passed"}]
     )
-    assert result.passed and result.recovered_flaky == ("d",)
+    assert not result.passed and result.not_run == ("d",) and result.recovered_flaky == ()
+    assert on_base.asked == [] and on_cand.asked == []
+    assert result.reasons() == (
+        "tests that passed on the baseline are missing from the candidate's full run: d",
+    )
 
 
-def test_a_test_still_missing_on_re_runs_stays_not_run() -> None:
+def test_a_missing_test_beside_a_flaky_failure_is_still_charged() -> None:
     candidate = {k: v for k, v in BASELINE.items() if k != "d"}
-    result, _, _ = judge(candidate, retries=1, base_reruns=[{"d": "passed"}], cand_reruns=[{}])
-    assert result.not_run == ("d",) and not result.passed
+    result, on_base, _ = judge(
+        {**candidate, "a": "failed"},
+        retries=1,
+        base_reruns=[{"a": "failed"}],
+        cand_reruns=[{"a": "failed"}],
+    )
+    assert result.recovered_flaky == ("a",) and result.not_run == ("d",)
+    assert on_base.asked == [["a"]]
 
 
 def test_skips_are_decided_by_code_and_not_re_checked() -> None:

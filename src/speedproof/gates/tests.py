@@ -11,14 +11,15 @@ candidate. For every test the baseline passed:
 
 Tests the baseline already failed, errored or skipped are never charged.
 
-Flakiness (ADR 0004). A newly failing or not-run test is re-checked for up to `flaky_retries`
-rounds; each round re-runs the open ids on the baseline, then on the candidate. The test is
-forgiven when
+Flakiness (ADR 0004). A newly failing test is re-checked for up to `flaky_retries` rounds; each
+round re-runs the open ids on the baseline, then on the candidate. The test is forgiven when the
+baseline fails or errors it on a re-run: it is flaky on the unpatched code, so its failure on the
+candidate says nothing about the patch.
 
-* the baseline fails or errors it on a re-run: it is flaky on the unpatched code, so its failure
-  on the candidate says nothing about the patch; or
-* it did not run on the candidate's full run and passes when the candidate re-runs it: it was
-  cut short by something else (which is charged under its own name), not broken.
+A test the baseline passed that is missing from the candidate's full run is charged as "missing
+from the candidate's full run" and never re-checked (ADR 0063): a narrower re-run is a different
+run, and code that can tell one from the other (a Go binary reading its own `-test.run`) skips a
+test on full runs and behaves when it is chosen alone.
 
 A candidate's failure is *not* forgiven merely because the candidate passes on a re-run: a patch
 can introduce a race, and a test that fails one run in three on the candidate while the baseline
@@ -42,6 +43,7 @@ import json
 import os
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -58,7 +60,8 @@ Rerun = Callable[[list[str]], TestRun]
 MAX_RECHECK = 25
 # Bumped whenever the cached file's meaning changes, so an old cache is never misread.
 # 3: the key covers the interpreter's installed packages and the allowed environment's values.
-CACHE_FORMAT = 3
+# 4: a run records its harness (pytest's hooks, the programs Go test binaries start).
+CACHE_FORMAT = 4
 # A baseline failing more than this share of its collected tests is refused unless
 # `[tests] allow_failing_baseline`. A suite kept green fails none or a few known bugs; the stale
 # record that hid 5 broken tests failed 400, its dependency missing. Past one test in five the
@@ -70,6 +73,9 @@ BASELINE_FAILING_SHARE = 0.2
 # other than a broken import.
 COLLECTED_FLOOR = 0.5
 _NAMES_SHOWN = 20
+MACHINERY = "test machinery altered"
+PROCESSES = "the test binary started a process the baseline's does not"
+HARNESS_REASONS = (MACHINERY, PROCESSES)
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -92,12 +98,18 @@ class TestGateResult:
         kinds = (
             ("tests newly failing", self.newly_failing),
             ("tests newly skipped", self.newly_skipped),
-            ("tests that passed on the baseline did not run", self.not_run),
+            (
+                "tests that passed on the baseline are missing from the candidate's full run",
+                self.not_run,
+            ),
         )
         found = tuple(f"{label}: {_names(ids)}" for label, ids in kinds if ids)
-        if self.tampered:
-            found = ("test results tampered with: " + "; ".join(self.tampered), *found)
-        return found
+        # A changed harness is named as such (ADR 0062, 0063); the rest is tampering.
+        harness = [t for t in self.tampered if t.startswith(HARNESS_REASONS)]
+        tampered = [t for t in self.tampered if not t.startswith(HARNESS_REASONS)]
+        if tampered:
+            found = ("test results tampered with: " + "; ".join(tampered), *found)
+        return (*harness, *found)
 
 
 def _names(ids: Sequence[str]) -> str:
@@ -164,10 +176,25 @@ class _Tally:
         )
 
 
+def harness_problems(baseline: Sequence[str], candidate: TestRun) -> list[str]:
+    """What the candidate's harness has that the baseline's full run (`TestRun.harness`) does
+    not: programs a Go test binary started, pytest hook implementations and test classes."""
+    new = Counter(candidate.harness) - Counter(baseline)
+    processes = sorted(e.removeprefix("process ") for e in new if e.startswith("process "))
+    others = sorted(e for e in new.elements() if not e.startswith("process "))
+    problems = []
+    if processes:
+        problems.append(f"{PROCESSES}: " + "; ".join(processes))
+    if others:
+        problems.append(f"{MACHINERY}: the baseline's run does not have " + "; ".join(others))
+    return problems
+
+
 @dataclass
 class _Recheck:
     suspects: list[str]
-    missing: set[str]
+    # The baseline's full run's harness, which a re-run's must stay within.
+    harness: tuple[str, ...] = ()
     tallies: dict[str, _Tally] = field(default_factory=dict)
     forgiven: dict[str, str] = field(default_factory=dict)
     tampered: list[str] = field(default_factory=list)
@@ -184,16 +211,15 @@ class _Recheck:
             )
         cand = rerun_candidate(open_ids)
         # A re-run's own results cannot forgive anything if they were forged.
-        if cand.tampered:
-            self.tampered += [f"on a re-run, {t}" for t in cand.tampered]
+        problems = [*cand.tampered, *harness_problems(self.harness, cand)]
+        if problems:
+            self.tampered += [f"{t} (on a re-run)" for t in problems]
             return
         for test_id in open_ids:
             b, c = base.outcomes.get(test_id), cand.outcomes.get(test_id)
             self.tallies.setdefault(test_id, _Tally()).note(b, c)
             if b in BAD:
                 self.forgiven[test_id] = "flaky: the baseline also fails it on a re-run"
-            elif test_id in self.missing and c == "passed":
-                self.forgiven[test_id] = "cut short: it passes when the candidate re-runs it"
 
     def settled(self) -> bool:
         return all(i in self.forgiven for i in self.suspects)
@@ -210,6 +236,7 @@ def judge_tests(
     """The gate's verdict on one candidate's test run, re-checking suspects for flakiness."""
     require_baseline_ran(baseline)
     tampered = [*candidate.tampered, *collection_problems(baseline, candidate)]
+    tampered += harness_problems(baseline.harness, candidate)
     passing = baseline.ids("passed")
     failing = [i for i in passing if candidate.outcomes.get(i) in BAD]
     missing = [i for i in passing if i not in candidate.outcomes]
@@ -218,7 +245,8 @@ def judge_tests(
     detail: list[str] = []
     if not candidate.ran:
         detail.append(f"the candidate's test run did not complete: {candidate.note}")
-    recheck = _Recheck(suspects=failing + missing, missing=set(missing))
+    # Only failures are re-checked: a missing test is charged whatever a re-run says.
+    recheck = _Recheck(suspects=failing, harness=baseline.harness)
     why_not = _no_recheck_reason(recheck.suspects, candidate, retries, tampered)
     if why_not:
         detail.append(why_not)
@@ -227,11 +255,11 @@ def judge_tests(
             if recheck.settled():
                 break
             recheck.round(rerun_baseline, rerun_candidate)
-    detail += _describe(recheck, candidate, appeared, skipped)
+    detail += _describe(recheck, candidate, appeared, skipped, missing)
     tampered += recheck.tampered
     detail += _cross_checked(baseline, candidate, tampered)
     newly_failing = tuple(sorted([i for i in failing if i not in recheck.forgiven] + appeared))
-    not_run = tuple(i for i in missing if i not in recheck.forgiven)
+    not_run = tuple(missing)
     return TestGateResult(
         passed=not (newly_failing or not_run or skipped or tampered),
         newly_failing=newly_failing,
@@ -297,7 +325,11 @@ def _no_recheck_reason(
 
 
 def _describe(
-    recheck: _Recheck, candidate: TestRun, appeared: Sequence[str], skipped: Sequence[str]
+    recheck: _Recheck,
+    candidate: TestRun,
+    appeared: Sequence[str],
+    skipped: Sequence[str],
+    missing: Sequence[str],
 ) -> list[str]:
     lines = []
     for test_id in recheck.suspects:
@@ -306,10 +338,13 @@ def _describe(
             lines.append(f"{test_id}: not charged, {recheck.forgiven[test_id]} ({tally})")
             continue
         said = candidate.failures.get(test_id, "").strip()[:300]
-        what = "did not run" if test_id in recheck.missing else "failed"
-        lines.append(f"{test_id}: passed on the baseline, {what} on the candidate ({tally})")
+        lines.append(f"{test_id}: passed on the baseline, failed on the candidate ({tally})")
         if said:
             lines.append(f"  {said}")
+    lines += [
+        f"{test_id}: passed on the baseline, missing from the candidate's full run (not re-checked)"
+        for test_id in missing
+    ]
     for test_id in appeared:
         said = candidate.failures.get(test_id, "").strip()[:300]
         lines.append(f"{test_id}: a failure the baseline does not have: {said}")

@@ -138,6 +138,10 @@ class TestRun:
     # are `tests.test_x.TestCase.test_name`). None: pytest's node ids, where such an id is the
     # module's path with no `::`.
     modules: tuple[str, ...] | None = None
+    # How the run's harness was made, one entry each, compared with the baseline's by the test
+    # gate (docs/adr/0062, 0063): pytest's hook implementations and item classes, the programs a
+    # Go test binary started. An entry the baseline's run lacks is a harness the candidate changed.
+    harness: tuple[str, ...] = ()
 
     def ids(self, *wanted: Outcome) -> tuple[str, ...]:
         return tuple(sorted(i for i, o in self.outcomes.items() if o in wanted))
@@ -184,6 +188,7 @@ class TestRun:
             "tampered": list(self.tampered),
             "checked": self.checked,
             "modules": None if self.modules is None else list(self.modules),
+            "harness": list(self.harness),
         }
 
     @classmethod
@@ -205,6 +210,7 @@ class TestRun:
             tampered=tuple(str(t) for t in data.get("tampered", ())),
             checked=str(data.get("checked", "")),
             modules=_modules(data.get("modules")),
+            harness=tuple(str(h) for h in data.get("harness", ())),
         )
 
 

