@@ -97,8 +97,6 @@ class VerifyResult(BaseModel):
 
 _SOURCES = (
     "case.py",
-    "contract.py",
-    "draws.py",
     "harness.py",
     "jobs.py",
     "measure.py",
