@@ -25,7 +25,8 @@ RunStatus = Literal["ok", "timeout", "resource_limit", "violation", "crash", "ha
 _TOKEN_PLACEHOLDER = "0" * 32
 Mode = Literal["call", "skip"]
 """`call` runs the function; `skip` does everything else (the calibration run). Equal length on
-purpose: the two job documents differ in nothing but this word's letters."""
+purpose: beside the source (a stub in a calibration, `measure.calibration_stub`), the two job
+documents differ in nothing but this word's letters."""
 
 
 @dataclass(frozen=True)

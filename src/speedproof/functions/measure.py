@@ -5,11 +5,16 @@ inside the sandbox, with PYTHONHASHSEED=0; the count is the `summary:` line of t
 output, which reaches this process through a pipe (`--cachegrind-out-file=/proc/self/fd/N`), so
 nothing in the sandbox is writable but its tmpfs /tmp.
 
-Function-only counts (ADR 0010): a second run, the calibration, does everything the measured run
-does — interpreter start, job parsing, compiling and defining the function, deep-copying every
-input, checking and serialising the same output and arguments — except the call, reporting the
-reference's outputs instead. Whole minus calibration is the cost of the calls. Every count is
-taken `runs` times and must repeat exactly.
+Charged counts (ADR 0010, 0065): a second run, the calibration, does everything the measured run
+does — interpreter start, job parsing, copying every input, checking and serialising the same
+output and arguments — except the call, reporting the reference's outputs instead; and it
+compiles and defines a stub (`def solve(): pass`) in place of the measured source. Whole minus
+calibration is the cost of the calls plus everything the source itself adds: compiling it,
+folding its constants, building its literals. Had the calibration compiled the measured source,
+that work would cancel out, and a 4,001-entry table of precomputed answers compiled for free
+(function-only reward +4.36 while the whole process was 1.5x slower than the reference's). The
+stub is the same for every source of a case, so the reference's and the candidate's calibrations
+are one job, run once. Every count is taken `runs` times and must repeat exactly.
 """
 
 from __future__ import annotations
@@ -39,9 +44,15 @@ class MeasureSpec:
     expected: list[list[Json]]
 
     def job(self, mode: Mode) -> bytes:
+        source = self.source if mode == "call" else calibration_stub(self.function_name)
         return job_document(
-            self.source, self.function_name, self.inputs, mode=mode, expected=self.expected
+            source, self.function_name, self.inputs, mode=mode, expected=self.expected
         )
+
+
+def calibration_stub(function_name: str) -> str:
+    """The source a calibration run compiles: the name the harness looks up, nothing else."""
+    return f"def {function_name}():\n    pass\n"
 
 
 @dataclass(frozen=True)
@@ -96,10 +107,10 @@ def _count(item: IrRun) -> int:
     return item.ir
 
 
-def measure_once(spec: MeasureSpec, mode: Mode, limits: Limits, config: SandboxConfig) -> IrRun:
-    """One Cachegrind run of the harness in the sandbox."""
+def measure_once(job: bytes, limits: Limits, config: SandboxConfig) -> IrRun:
+    """One Cachegrind run of the harness on a job document in the sandbox."""
     run = run_harness(
-        spec.job(mode), limits=limits.for_valgrind(), config=config, wrapper=cachegrind_wrapper()
+        job, limits=limits.for_valgrind(), config=config, wrapper=cachegrind_wrapper()
     )
     if run.status != "ok":
         return IrRun(run, None)
@@ -110,10 +121,28 @@ _CACHE: dict[str, Measurement] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def _cache_key(spec: MeasureSpec, runs: int, limits: Limits, config: SandboxConfig) -> str:
-    digest = hashlib.sha256(spec.job("call"))
+# Calibration runs of cached measurements, by job: a candidate's calibration is the same job as
+# its case's reference's, so once the reference is cached a candidate needs its measured runs only.
+_CALIBRATIONS: dict[str, tuple[IrRun, ...]] = {}
+
+
+def _job_key(job: bytes, runs: int, limits: Limits, config: SandboxConfig) -> str:
+    digest = hashlib.sha256(job)
     digest.update(repr((runs, limits, config)).encode())
     return digest.hexdigest()
+
+
+def _cache_key(spec: MeasureSpec, runs: int, limits: Limits, config: SandboxConfig) -> str:
+    return _job_key(spec.job("call"), runs, limits, config)
+
+
+def _done(runs: tuple[IrRun, ...]) -> list[Future[IrRun]]:
+    futures: list[Future[IrRun]] = []
+    for run in runs:
+        future: Future[IrRun] = Future()
+        future.set_result(run)
+        futures.append(future)
+    return futures
 
 
 def measure_many(
@@ -137,23 +166,36 @@ def measure_many(
     keys = [_cache_key(spec, runs, limits, config) for spec in specs]
     pending: dict[int, tuple[list[Future[IrRun]], list[Future[IrRun]]]] = {}
     results: dict[int, Measurement] = {}
+    # Identical job documents (the calibrations of one case's sources) are run once.
+    submitted: dict[bytes, list[Future[IrRun]]] = {}
     with ThreadPoolExecutor(max_workers=workers or max(1, os.cpu_count() or 1)) as pool:
+
+        def runs_of(job: bytes) -> list[Future[IrRun]]:
+            if job not in submitted:
+                with _CACHE_LOCK:
+                    done = _CALIBRATIONS.get(_job_key(job, runs, limits, config))
+                submitted[job] = (
+                    _done(done)
+                    if done is not None
+                    else [pool.submit(measure_once, job, limits, config) for _ in range(runs)]
+                )
+            return submitted[job]
+
         for index, spec in enumerate(specs):
             with _CACHE_LOCK:
                 cached = _CACHE.get(keys[index]) if flags[index] else None
             if cached is not None:
                 results[index] = cached
                 continue
-            pending[index] = (
-                [pool.submit(measure_once, spec, "call", limits, config) for _ in range(runs)],
-                [pool.submit(measure_once, spec, "skip", limits, config) for _ in range(runs)],
-            )
+            pending[index] = (runs_of(spec.job("call")), runs_of(spec.job("skip")))
         for index, (calls, skips) in pending.items():
             measurement = Measurement(
                 tuple(f.result() for f in calls), tuple(f.result() for f in skips)
             )
             results[index] = measurement
             if flags[index] and measurement.failed is None and measurement.stable:
+                skip = _job_key(specs[index].job("skip"), runs, limits, config)
                 with _CACHE_LOCK:
                     _CACHE[keys[index]] = measurement
+                    _CALIBRATIONS[skip] = measurement.calibration
     return [results[index] for index in range(len(specs))]

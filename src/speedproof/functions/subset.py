@@ -15,7 +15,10 @@ Decisions (ADR 0011):
   26 ALLOWED_BUILTINS;
 * an attribute may appear only as the callee of a call, and its name must be one of the 35
   ALLOWED_METHODS;
-* constants are None, bool, int, float and str (no bytes, complex or Ellipsis);
+* constants are None, bool, int, float and str (no bytes, complex or Ellipsis), at most 256
+  characters of them in all (`literal_budget`, ADR 0065);
+* no value whose text or hash is a heap address: iterators are consumed where they are made, the
+  function and the builtins are called, not kept (`object_values`, ADR 0065);
 * an annotation (argument, return or variable) may only name a type: a name, a dotted name, a
   subscript of those (`dict[str, list[int]]`), None, or a `|` union of them. Anything else would
   run at definition time if annotations were evaluated, and a walrus there would leave a global
@@ -29,6 +32,8 @@ import builtins
 from collections.abc import Iterator
 
 from speedproof.errors import SpeedproofError
+from speedproof.functions.literal_budget import over_budget
+from speedproof.functions.object_values import address_refusal, parents_of
 
 MAX_SOURCE_BYTES = 64 * 1024
 
@@ -125,16 +130,26 @@ def check_subset(source: str, function_name: str = "solve") -> None:
     bound = _bound_names(function)
     annotations = _annotations(function)
     try:
+        parents = parents_of(function)
+        builtins = ALLOWED_BUILTINS - bound
+        # An annotation never runs (ADR 0031), so the names in it are never values.
+        typing = {id(n) for root, _ in annotations.values() for n in ast.walk(root)}
         for node, line in _walk_with_lines(function, function.lineno):
             try:
                 if id(node) in annotations:
                     _check_annotation(*annotations[id(node)])
                 _check_node(node, function, bound)
+                refusal = address_refusal(node, parents, function.name, builtins)
+                if refusal is not None and id(node) not in typing:
+                    raise _bare(refusal)
             except SubsetError as exc:
                 raise SubsetError(f"line {line}: {exc}") from None
         _attributes_only_called(function)
     except RecursionError as exc:
         raise SubsetError("source is nested too deeply") from exc
+    refusal = over_budget(function)
+    if refusal is not None:
+        raise _fail(function, refusal)
 
 
 def _walk_with_lines(node: ast.AST, line: int) -> Iterator[tuple[ast.AST, int]]:
