@@ -49,6 +49,15 @@ def exit_code(result: VerifyResult) -> int:
     return EXIT_REJECTED
 
 
+def _scale(status: str) -> str:
+    """Where a reward sits on the scale of `reward_scale` (ADR 0065)."""
+    if status == "passed":
+        return "log ratio of charged Ir"
+    if status == "no_speedup":
+        return "correct, not faster: in (-0.5, 0]"
+    return "wrong: the floor, below every correct answer"
+
+
 def _show(result: VerifyResult, console: Console) -> None:
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
@@ -58,7 +67,7 @@ def _show(result: VerifyResult, console: Console) -> None:
     # Plain text: a detail quoting code ("[fn] …", "x[i]") is not rich markup.
     table.add_row("detail", Text(result.detail))
     if result.reward is not None:
-        table.add_row("reward", f"{result.reward:.4f}  (function-only log ratio)")
+        table.add_row("reward", f"{result.reward:.4f}  ({_scale(result.status)})")
     if result.reward_whole_process is not None:
         table.add_row("whole-process", f"{result.reward_whole_process:.4f}")
     if result.ref_ir is not None and result.cand_ir is not None:
