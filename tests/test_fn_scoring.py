@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from speedproof.corpus.prompts import canonical_patch
 from speedproof.functions.case import Case, InputSpec, make_case
 from speedproof.functions.jobs import job_document, run_harness
 from speedproof.functions.literal_budget import MAX_LITERAL_CHARS
@@ -16,6 +17,7 @@ from speedproof.functions.reward_scale import WRONG_REWARD
 from speedproof.functions.sandbox import Limits
 from speedproof.functions.subset import SubsetError, check_subset
 from speedproof.functions.verify import VerifyResult, verify_candidate, verify_patch
+from speedproof.reward import rewards
 
 
 def _case(reference: str, edge: list[list[object]], bench: list[list[object]], hi: int) -> Case:
@@ -219,3 +221,22 @@ def test_the_literal_budget_counts_data_but_not_the_docstring() -> None:
         check_subset(within.replace("str(7)", "str(78)"))
     with pytest.raises(SubsetError, match="literals total"):
         check_subset(f"def solve(xs):\n    return xs[0] % {2**900}\n")
+
+
+def test_through_the_reward_api_every_trap_scores_the_floor_below_a_correct_slower_answer() -> None:
+    """The same traps as a trainer sees them: one `rewards` call, patches to the reference."""
+    slower_collatz = COLLATZ_REFERENCE.replace("    out = []\n", "    out = []\n    xs = xs[:]\n")
+    surrogates = _case("def solve(xs):\n    return '\\U0001F600'\n", [[[1]]], [[[3]]], 5)
+    named = {
+        "table": (COLLATZ, _table_source()),
+        "address": (LENGTH, "def solve(xs):\n    return str(map(abs, xs))\n"),
+        "surrogates": (surrogates, "def solve(xs):\n    return '\\ud83d\\ude00'\n"),
+        "endless": (LENGTH, "def solve(xs):\n    while True:\n        pass\n"),
+        "slower": (COLLATZ, slower_collatz),
+    }
+    cases = [case for case, _ in named.values()]
+    patches = [canonical_patch(case.reference_source, source) for case, source in named.values()]
+    values = dict(zip(named, rewards(cases, patches, seed=4), strict=True))
+    slower = values.pop("slower")
+    assert slower is not None and -0.5 < slower <= 0.0, slower
+    assert values == dict.fromkeys(values, WRONG_REWARD)
