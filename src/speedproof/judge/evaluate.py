@@ -30,6 +30,7 @@ from speedproof.gates.behaviour import (
     place_outputs,
 )
 from speedproof.gates.tests import gate_tests
+from speedproof.gates.variants import variants_gate
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
 from speedproof.ledger import CandidateWriter, SampleRow
@@ -46,6 +47,7 @@ from speedproof.measure.instructions import (
 from speedproof.measure.pinning import describe as describe_cpus
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.readings import size_comparison
+from speedproof.measure.refusals import candidate_refusal
 from speedproof.measure.runner import Sample, measurement_fault
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
@@ -369,6 +371,7 @@ class Judge:
             with self._unseen(candidate_id, sides):
                 behaviour = self._behaviour(candidate_id, sides)
                 self._untouched(candidate_id, sides, "behaviour")
+                self._variants(candidate_id, sides, behaviour)
                 measured = self._measure(candidate_id, sides, behaviour)
             self._untouched(candidate_id, sides, "measure")
             return measured
@@ -676,6 +679,16 @@ class Judge:
             finally:
                 self.manifest, self._inputs = self.loaded.manifest, None
 
+    def _variants(self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult) -> None:
+        """Both sides on inputs nobody has seen, made from the seed (docs/adr/0057)."""
+        with self._stage("variants"):
+            found = variants_gate(
+                self.loaded.manifest, sides, behaviour, sandbox=self.sandbox, seed=self._seed
+            )
+        self._gate(candidate_id, "variants", *found.record)
+        if found.ended is not None:
+            raise _Ended(found.ended)
+
     def _visible(self, program: Program, workload: Workload) -> Program:
         """`program` able to read `workload`'s unseen inputs, if it has any."""
         return program if self._inputs is None else self._inputs.visible(program, workload)
@@ -725,12 +738,15 @@ class Judge:
     def _instructions(
         self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult
     ) -> list[Comparison]:
-        """The instruction lane on every representative workload (baseline counts cached)."""
+        """The instruction lane on every representative workload (baseline counts cached), and on
+        the unseen ones (holdouts, twins) when the verdict rests on it (docs/adr/0064)."""
         if not self._instructions_on():
             return []
+        rests_on = self.manifest.policy.primary_metric == "instructions"
+        tiers = ("representative", "holdout") if rests_on else ("representative",)
         found: list[Comparison] = []
         for workload in self.manifest.workloads:
-            if workload.tier != "representative":
+            if workload.tier not in tiers:
                 continue
             start = time.perf_counter()
             self.progress("instructions", f"{workload.id}: counting under Cachegrind")
@@ -756,6 +772,9 @@ class Judge:
             fault = baseline_fault(readings["baseline"])
             if fault is not None:
                 raise measurement_fault(workload.id, fault)
+            refused = candidate_refusal(readings["candidate"], rests_on_instructions=rests_on)
+            if refused is not None:
+                raise _Ended(refused)
             found.append(comparison)
         return found
 

@@ -47,8 +47,8 @@ class Lines:
         places = [i for i in range(0, len(parts), 2) if parts[i]]
         if not places:
             return edit_token(op if op != "delete" else "alter", body, rng) + ending
-        numbers = [i for i in places if is_number(parts[i])]
-        at = rng.choice(numbers if op == "number" and numbers else places)
+        numbers = [i for i in places if is_number(parts[i])] if op == "number" else []
+        at = rng.choice(numbers or places)
         if op == "delete":
             # The token and the space before it (after it, for the first token) go.
             start = at - 1 if at > 0 else at

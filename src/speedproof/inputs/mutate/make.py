@@ -29,8 +29,9 @@ RECORD_OPS: tuple[RecordOp, ...] = ("duplicate", "drop", "shuffle", "truncate")
 # every empty variant of an input is the same input.
 EMPTY_INDEX = 4
 # Records a variant is cut from: enough for every kind of line a log holds to turn up, few
-# enough that a run of logstat or textstat takes milliseconds rather than the workload's time.
-SLICE_RECORDS = (200, 2000)
+# enough that a run of logstat or textstat takes milliseconds rather than the workload's time,
+# and that 100 variants are made in about a second.
+SLICE_RECORDS = (200, 1000)
 # Records of an argv variant: the input only has to be read; the option is what is asked.
 SMALL_RECORDS = 50
 # The share of a variant's records that get a field edit, drawn per variant.

@@ -1,0 +1,282 @@
+"""The variants gate: baseline and candidate on inputs nobody has seen, compared (docs/adr/0057).
+
+The behaviour gate compares the sides on the declared workloads and their twins; a candidate can
+be right exactly there (answers kept per line or per field, a hand-written parser that agrees on
+every line the workloads hold, option validation deleted where no workload needs it, a correct
+path taken only under a test harness). Here each workload with declared inputs runs on `count`
+variants made from the judgement's secret seed (`inputs/variants.py`) and on edge option values,
+untimed, in the sandbox; each variant's folder is visible to its own runs alone.
+
+Per variant the baseline and the candidate run once, compared in the mode the behaviour gate
+settled for the original workload, with its normalise rules and output files; where they
+differ, the baseline runs again. Both sides failing alike (same exit code and output) is
+agreement. A baseline that times out, or answers differently the second time, is skipped with a
+note, not charged. The first difference ends the
+gate: the candidate is rejected, naming the variant and the first differing line.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal, Protocol, get_args
+
+from speedproof.evidence import Evidence
+from speedproof.gates.behaviour import (
+    BehaviourResult,
+    Mode,
+    Observation,
+    clear_outputs,
+    describe_differences,
+    observe,
+    place_outputs,
+    read_outputs,
+)
+from speedproof.inputs.twins import declared_inputs
+from speedproof.inputs.unseen import reads_holdout, show
+from speedproof.inputs.variant_settings import VariantSettings
+from speedproof.inputs.variants import VariantRun, argv_variants, content_variants
+from speedproof.manifest import Behaviour, Manifest, Workload
+from speedproof.measure.runner import run_invocation
+from speedproof.program import Invocation, Program
+from speedproof.sandbox import Sandbox
+from speedproof.toolchains.base import Tree
+from speedproof.workspace.scratch import scratch_folder
+
+Status = Literal["agree", "differs", "skipped", "not-run"]
+# Two at a time: nothing here is timed, and the machines this is built for have two cores.
+WORKERS = 2
+PREFACE = "behaviour differs on an input nobody has seen"
+# Variants listed by name in the gate's ledger detail, at most.
+LISTED = 60
+
+
+@dataclass(frozen=True)
+class Checked:
+    variant: VariantRun
+    status: Status
+    words: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        head = f"{self.variant.workload.id} ({self.variant.description}): {self.status}"
+        return "; ".join([head, *self.words])
+
+
+@dataclass(frozen=True)
+class VariantsResult:
+    checked: tuple[Checked, ...]
+    seconds: float
+    settings: VariantSettings
+
+    def differences(self) -> tuple[str, ...]:
+        return tuple(
+            f"{PREFACE}: {c.variant.workload.id} ({c.variant.description}): {'; '.join(c.words)}"
+            for c in self.checked
+            if c.status == "differs"
+        )
+
+    def compared(self) -> dict[str, int]:
+        """Content variants compared per workload (argv variants are on top of the count)."""
+        counts: dict[str, int] = {}
+        for c in self.checked:
+            if not c.variant.argv:
+                counts.setdefault(c.variant.origin, 0)
+                counts[c.variant.origin] += c.status == "agree"
+        return counts
+
+    def short(self) -> str | None:
+        """A note when a workload compared fewer variants than the manifest requires."""
+        required = self.settings.required
+        short = {w: n for w, n in self.compared().items() if n < required}
+        if not short or self.differences():
+            return None
+        listed = ", ".join(f"{w} {n}" for w, n in sorted(short.items()))
+        return (
+            f"too few inputs nobody has seen were compared within the variants budget of "
+            f"{self.settings.budget_s:g} s: {listed} of the {required} a workload needs "
+            "([variants] minimum); no accept without them"
+        )
+
+    def detail(self) -> dict[str, Any]:
+        counts = {s: sum(c.status == s for c in self.checked) for s in get_args(Status)}
+        return {
+            "made": len(self.checked),
+            "count": self.settings.count,
+            "required": self.settings.required,
+            "budget_s": self.settings.budget_s,
+            "seconds": round(self.seconds, 3),
+            "compared_per_workload": self.compared(),
+            **counts,
+            "variants": [c.describe() for c in self.checked[:LISTED]],
+            "skipped_notes": [c.describe() for c in self.checked if c.status == "skipped"],
+        }
+
+
+def varied_workloads(workloads: Sequence[Workload]) -> list[Workload]:
+    """The workloads variants are made of: those running the program on declared inputs that
+    exist before the judgement (not generated, not the holdout folder's)."""
+    return [
+        w
+        for w in workloads
+        if not w.is_bench and declared_inputs(w) and not w.generate and not reads_holdout(w)
+    ]
+
+
+def make_variants(
+    workloads: Sequence[Workload], root: Path, scratch: Path, seed: int, count: int
+) -> list[VariantRun]:
+    """Every variant of one judgement, drawn from its seed: content ones, then argv ones."""
+    chosen = varied_workloads(workloads)
+    made: list[VariantRun] = []
+    for workload in chosen:
+        rng = random.Random(f"{seed}:{workload.id}:variants")
+        made.extend(content_variants(workload, root, scratch, rng, count))
+    if count:
+        made.extend(argv_variants(chosen, root, scratch, random.Random(f"{seed}:argv")))
+    return made
+
+
+@dataclass(frozen=True)
+class _Sides:
+    baseline: Program
+    candidate: Program
+    behaviour: Behaviour
+    modes: Mapping[str, Mode]
+    prefix: tuple[str, ...]
+    sandbox: Sandbox
+    scratch: Path
+
+
+def _run(
+    program: Program, variant: VariantRun, sides: _Sides, mode: Mode
+) -> tuple[bool, Observation]:
+    """(timed out, what was seen) of one run, with its own copies of the output files."""
+    output_files = sides.behaviour.output_files
+    if program.outputs is not None and output_files:
+        # Runs of one side go two at a time: each gets its own copies.
+        program = replace(program, outputs=sides.scratch / f"out-{secrets.token_hex(8)}")
+        place_outputs(program)
+    invocation = Invocation(show(program, (variant.folder,)), variant.workload, sides.prefix)
+    clear_outputs(invocation.program, output_files)
+    result = run_invocation(invocation, sandbox=sides.sandbox, timeout_s=variant.workload.timeout_s)
+    seen = observe(result, read_outputs(invocation.program, output_files), sides.behaviour, mode)
+    return result.timed_out, seen
+
+
+def _check(variant: VariantRun, sides: _Sides) -> Checked:
+    # The baseline's second run is asked for only where the sides differ: a variant both answer
+    # alike is agreement whatever a second run would say, and this saves a third of the runs.
+    mode = sides.modes.get(variant.origin, "exact")
+    late, reference = _run(sides.baseline, variant, sides, mode)
+    if late:
+        return Checked(variant, "skipped", ("the baseline timed out",))
+    late, seen = _run(sides.candidate, variant, sides, mode)
+    found = describe_differences(reference, seen)
+    if not found:
+        return Checked(variant, "agree")
+    _, again = _run(sides.baseline, variant, sides, mode)
+    if again.fingerprint != reference.fingerprint:
+        moved = describe_differences(reference, again, labels=("first baseline run", "second"))
+        return Checked(
+            variant, "skipped", ("the baseline differs from itself: " + "; ".join(moved),)
+        )
+    if late:
+        found = (f"the candidate timed out after {variant.workload.timeout_s:g} s",)
+    return Checked(variant, "differs", found)
+
+
+def check_variants(
+    variants: Sequence[VariantRun],
+    sides: _Sides,
+    settings: VariantSettings,
+) -> VariantsResult:
+    """Run and compare every variant until the first difference or the end of the budget."""
+    start = time.perf_counter()
+    stop: list[bool] = []
+
+    def one(variant: VariantRun) -> Checked:
+        if stop or time.perf_counter() - start > settings.budget_s:
+            return Checked(variant, "not-run")
+        checked = _check(variant, sides)
+        if checked.status == "differs":
+            stop.append(True)
+        return checked
+
+    # One at a time unsandboxed with output files: both runs of a side would write the same file.
+    workers = 1 if sides.baseline.outputs is None and sides.behaviour.output_files else WORKERS
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        checked = tuple(pool.map(one, variants))
+    return VariantsResult(checked, time.perf_counter() - start, settings)
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """What the judge records of the gate, and the evidence that ends the candidate, if any."""
+
+    passed: bool
+    seconds: float
+    reasons: tuple[str, ...]
+    detail: dict[str, Any]
+    ended: Evidence | None = None
+
+    @property
+    def record(self) -> tuple[bool, float, tuple[str, ...], dict[str, Any]]:
+        """(passed, seconds, reasons, detail), as the ledger's gate row takes them."""
+        return self.passed, self.seconds, self.reasons, self.detail
+
+
+class JudgedSides(Protocol):
+    """The judge's two sides: the built programs and the baseline's checkout."""
+
+    programs: dict[str, Program]
+    baseline: Tree
+
+
+def variants_gate(
+    manifest: Manifest,
+    judged: JudgedSides,
+    behaviour: BehaviourResult,
+    *,
+    sandbox: Sandbox,
+    seed: int,
+) -> GateOutcome:
+    """The gate on one candidate: variants made from `seed` out of the inputs in the baseline's
+    target folder, run by both programs, compared as `behaviour` settled.
+
+    A difference rejects through the policy as a behaviour change; fewer compared variants
+    than `[variants] minimum` on any workload ends the candidate inconclusive, unmeasured, with
+    a note saying so: an accept needs them all (docs/adr/0057)."""
+    settings = manifest.variants
+    if settings.count == 0:
+        return GateOutcome(True, 0.0, (), {"off": "[variants] count = 0"})
+    start = time.perf_counter()
+    with scratch_folder() as scratch:
+        (scratch / "inputs").mkdir()
+        root = judged.baseline.root
+        made = make_variants(manifest.workloads, root, scratch / "inputs", seed, settings.count)
+        sides = _Sides(
+            judged.programs["baseline"],
+            judged.programs["candidate"],
+            manifest.behaviour,
+            {w.workload.id: w.mode for w in behaviour.workloads},
+            tuple(manifest.target.prefix),
+            sandbox,
+            scratch,
+        )
+        result = check_variants(made, sides, settings)
+    seconds = time.perf_counter() - start
+    detail = {**result.detail(), "seconds_with_making": round(seconds, 3)}
+    differences = result.differences()
+    if differences:
+        ended = Evidence(False, (), True, False, (), behaviour_detail=differences)
+        return GateOutcome(False, seconds, differences, detail, ended)
+    short = result.short()
+    if short is not None:
+        unmeasured = Evidence(True, (), True, False, (), measurement_notes=(short,))
+        return GateOutcome(False, seconds, (short,), detail, unmeasured)
+    return GateOutcome(True, seconds, (), detail)
