@@ -85,6 +85,7 @@ def test_the_tree_is_not_on_the_start_up_path_but_children_still_find_the_target
 def test_the_plugin_folder_shown_to_test_runs_holds_nothing_else_of_speedproof() -> None:
     assert sorted(p.name for p in PLUGIN_FOLDER.glob("*.py")) == [
         "__init__.py",
+        "speedproof_machinery.py",
         "speedproof_record.py",
     ]
 

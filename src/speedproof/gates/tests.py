@@ -52,6 +52,7 @@ from typing import ClassVar
 from speedproof.errors import InfrastructureError
 from speedproof.sandbox import build_env
 from speedproof.toolchains.base import BAD, TestRun, Toolchain, Tree
+from speedproof.toolchains.run_record import MACHINERY
 from speedproof.workspace.gitcmd import git_ok
 
 Rerun = Callable[[list[str]], TestRun]
@@ -73,7 +74,6 @@ BASELINE_FAILING_SHARE = 0.2
 # other than a broken import.
 COLLECTED_FLOOR = 0.5
 _NAMES_SHOWN = 20
-MACHINERY = "test machinery altered"
 PROCESSES = "the test binary started a process the baseline's does not"
 HARNESS_REASONS = (MACHINERY, PROCESSES)
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

@@ -47,6 +47,9 @@ def isolated_env(context: Context) -> dict[str, str]:
     environment, if relative, would put the tree back on the start-up path)."""
     env = context.env({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"})
     env.pop("PYTHONPATH", None)
+    # pytest loads no plugin by itself: speedproof's plugin loads the installed ones with the
+    # tree off sys.path, so a `*.dist-info` in the tree names none (docs/adr/0062).
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
 
 
@@ -144,4 +147,5 @@ def recorded_test_run(
         tampered=read.tampered,
         checked=read.checked,
         modules=tuple(sorted(read.modules)) if names_modules else None,
+        harness=read.harness,
     )

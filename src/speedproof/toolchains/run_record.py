@@ -8,6 +8,8 @@ Both Python runners write one record format, one JSON object a line, through the
     {"event": "module", "id": "tests.test_broken"}
     {"event": "raw", "id": "tests/test_a.py::test_x", "when": "call"}
     {"event": "report", "id": "...", "when": "call", "outcome": "failed", "message": "..."}
+    {"event": "harness", "entries": ["hook pytest_runtest_makereport: ...", "item ..."]}
+    {"event": "altered", "what": "_pytest.python.Function.runtest was replaced"}
     {"event": "finished", "exitstatus": 1, "replaced": []}
 
 `module` (unittest) names an id that stands for a whole module; `raw` (pytest) a phase that failed
@@ -34,6 +36,8 @@ RANK: dict[Outcome, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 # leaves no complete record, whatever was written.
 COMPLETE = (0, 1, 5)
 _NAMES_SHOWN = 20
+# How a changed harness is named, so the gate tells it from other tampering (gates/tests.py).
+MACHINERY = "test machinery altered"
 
 
 @dataclass
@@ -50,6 +54,10 @@ class Record:
     modules: set[str] = field(default_factory=set)
     # Functions of the test framework replaced while the tests ran (unittest's runner looks).
     replaced: list[str] = field(default_factory=list)
+    # pytest's hook implementations and item classes after collection (`TestRun.harness`), and
+    # the changes to its machinery seen while the tests ran (docs/adr/0062).
+    harness: list[str] = field(default_factory=list)
+    altered: list[str] = field(default_factory=list)
 
     def add_report(self, test_id: str, outcome: Outcome, message: str) -> None:
         if test_id in self.outcomes and RANK[self.outcomes[test_id]] >= RANK[outcome]:
@@ -85,6 +93,10 @@ def read_record(text: str) -> Record:
             _once(record, kind, event)
         elif kind == "module":
             record.modules.add(str(event["id"]))
+        elif kind == "altered":
+            record.altered.append(str(event["what"]))
+        elif kind == "harness" and not record.harness:
+            record.harness = [str(e) for e in cast(list[object], event["entries"])]
         elif kind == "raw":
             raw.add((str(event["id"]), str(event["when"])))
         elif kind == "report" and event["outcome"] in RANK:
@@ -134,6 +146,8 @@ def status_problems(record: Record, exit_code: int, runner: str) -> list[str]:
             "code under test replaced the test machinery while the tests ran: "
             + names(record.replaced)
         )
+    if record.altered:
+        problems.append(f"{MACHINERY}: " + "; ".join(record.altered[:_NAMES_SHOWN]))
     return problems
 
 
@@ -153,6 +167,7 @@ class Recorded:
     tampered: tuple[str, ...] = ()
     checked: str = ""
     modules: frozenset[str] = frozenset()
+    harness: tuple[str, ...] = ()
 
 
 def read_run(
@@ -195,4 +210,5 @@ def read_run(
         tampered=tuple(problems),
         checked="" if problems else checked,
         modules=frozenset(found.modules),
+        harness=tuple(found.harness),
     )
