@@ -306,3 +306,62 @@ def test_the_detail_says_what_was_cross_checked_when_the_runner_could() -> None:
         "baseline passed is present by name or in a module that failed to collect or was skipped",
     )
     assert judge(dict(BASELINE))[0].detail == ()
+
+
+def _with_harness(outcomes: dict[str, Outcome], *harness: str) -> TestRun:
+    return TestRun(
+        outcomes=outcomes, ran=True, log="", duration_s=0.1, command=("t",), harness=harness
+    )
+
+
+HOOK = "hook pytest_runtest_makereport: _pytest.runner.pytest_runtest_makereport (plain)"
+
+
+def test_a_hook_implementation_the_baseline_lacks_is_named_as_altered_machinery() -> None:
+    extra = "hook pytest_runtest_makereport: calc.tidy.pytest_runtest_makereport (hookwrapper)"
+    result = judge_tests(
+        _with_harness(BASELINE, HOOK),
+        _with_harness(BASELINE, HOOK, extra),
+        retries=0,
+        rerun_baseline=Replay(),
+        rerun_candidate=Replay(),
+    )
+
+    assert not result.passed
+    assert result.reasons() == (
+        f"test machinery altered: the baseline's run does not have {extra}",
+    )
+
+
+def test_a_program_the_baseline_never_started_is_named_by_package() -> None:
+    result = judge_tests(
+        _with_harness(BASELINE, "process m/p: /bin/true"),
+        _with_harness(BASELINE, "process m/p: /bin/true", "process m/p: /bin/sh"),
+        retries=0,
+        rerun_baseline=Replay(),
+        rerun_candidate=Replay(),
+    )
+
+    assert result.reasons() == (
+        "the test binary started a process the baseline's does not: m/p: /bin/sh",
+    )
+
+
+def test_a_re_run_whose_harness_the_baseline_lacks_forgives_nothing() -> None:
+    on_base = Replay({"a": "passed"})
+
+    def on_cand(ids: list[str]) -> TestRun:
+        return _with_harness({"a": "passed"}, "process m/p: its copy")
+
+    result = judge_tests(
+        _with_harness(BASELINE),
+        _with_harness({**BASELINE, "a": "failed"}),
+        retries=1,
+        rerun_baseline=on_base,
+        rerun_candidate=on_cand,
+    )
+
+    assert not result.passed and result.newly_failing == ("a",)
+    assert result.reasons()[0] == (
+        "the test binary started a process the baseline's does not: m/p: its copy (on a re-run)"
+    )
