@@ -5,7 +5,8 @@ Each builder turns a case into one wrong candidate (or None where the kind does 
 `[-1 for q in queries]` (6.17 on indexed lookup), a constant between 40 and 400 items and the
 reference cut to its first 30 items (~3.0 on distinct cardinality), queries normalised with the
 case's modulus (frequency index, 58 of 60 seeds), and answers memorised from one draw of the
-benchmark inputs (6.85). `tests/test_fn_traps.py` runs them through the real verifier and
+benchmark inputs (6.85); and a 4,001-entry table written into the source (+4.36 on a small case
+while compiling was free). `tests/test_fn_traps.py` runs them through the real verifier and
 `benchmarks/fn_adequacy.py` counts how many pass (it must be none).
 """
 
@@ -100,6 +101,15 @@ def memorised_benchmarks(case: Case) -> str:
     )
 
 
+def answer_table(case: Case) -> str:
+    """The reference with a 4,001-entry table of its per-item keys written out (ADR 0065): a
+    table of precomputed answers compiled for free earned +4.36 before compiling was charged."""
+    first = case.reference_source.partition("    m = ")[2].split("\n", 1)[0]
+    modulus = int(first) if first.isdigit() else 1
+    table = ", ".join(str(value % modulus) for value in range(4001))
+    return _with_prefix(case, f"table = ({table})")
+
+
 TRAPS: dict[str, Trap] = {
     "return-0": return_zero,
     "return-empty": return_empty,
@@ -109,6 +119,13 @@ TRAPS: dict[str, Trap] = {
     "reads-a-prefix": reads_a_prefix,
     "normalised-queries": normalised_queries,
     "memorised-benchmarks": memorised_benchmarks,
+    "answer-table": answer_table,
 }
 # Traps that fail on correctness (no Cachegrind run): cheap enough for every family in `make test`.
-FAST_TRAPS = ("return-0", "return-empty", "minus-one-per-query", "size-band-shortcut")
+FAST_TRAPS = (
+    "return-0",
+    "return-empty",
+    "minus-one-per-query",
+    "size-band-shortcut",
+    "answer-table",
+)
