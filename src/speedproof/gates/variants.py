@@ -142,7 +142,10 @@ def make_variants(
 
 
 @dataclass(frozen=True)
-class _Sides:
+class VariantSides:
+    """What the variants run with: both programs, the comparison rules and modes, the sandbox,
+    and a scratch folder for the runs' own copies of output files."""
+
     baseline: Program
     candidate: Program
     behaviour: Behaviour
@@ -153,7 +156,7 @@ class _Sides:
 
 
 def _run(
-    program: Program, variant: VariantRun, sides: _Sides, mode: Mode
+    program: Program, variant: VariantRun, sides: VariantSides, mode: Mode
 ) -> tuple[bool, Observation]:
     """(timed out, what was seen) of one run, with its own copies of the output files."""
     output_files = sides.behaviour.output_files
@@ -168,7 +171,7 @@ def _run(
     return result.timed_out, seen
 
 
-def _check(variant: VariantRun, sides: _Sides) -> Checked:
+def _check(variant: VariantRun, sides: VariantSides) -> Checked:
     # The baseline's second run is asked for only where the sides differ: a variant both answer
     # alike is agreement whatever a second run would say, and this saves a third of the runs.
     mode = sides.modes.get(variant.origin, "exact")
@@ -192,7 +195,7 @@ def _check(variant: VariantRun, sides: _Sides) -> Checked:
 
 def check_variants(
     variants: Sequence[VariantRun],
-    sides: _Sides,
+    sides: VariantSides,
     settings: VariantSettings,
 ) -> VariantsResult:
     """Run and compare every variant until the first difference or the end of the budget."""
@@ -259,7 +262,7 @@ def variants_gate(
         (scratch / "inputs").mkdir()
         root = judged.baseline.root
         made = make_variants(manifest.workloads, root, scratch / "inputs", seed, settings.count)
-        sides = _Sides(
+        sides = VariantSides(
             judged.programs["baseline"],
             judged.programs["candidate"],
             manifest.behaviour,
