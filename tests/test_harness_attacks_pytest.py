@@ -104,6 +104,63 @@ SWALLOW_BY_CLASS = _text(
     """
 )
 
+# After collection: the first call of `words()`, inside a test, makes every later test's
+# assertion failures disappear.
+SWALLOW_LATER = _text(
+    """
+    _later_done = []
+
+
+    def _swallow_later():
+        import sys
+
+        if _later_done:
+            return
+        _later_done.append(1)
+        python = sys.modules["_pytest.python"]
+        original = python.Function.runtest
+
+        def runtest(self):
+            try:
+                original(self)
+            except AssertionError:
+                pass
+
+        python.Function.runtest = runtest
+
+
+    _words = words
+
+
+    def words(text):
+        _swallow_later()
+        return _words(text)
+    """
+)
+
+# At import, a plugin registered through the running pytest's own plugin manager, found in
+# memory: no file names it, pytest's autoload plays no part.
+REGISTER_AT_IMPORT = _text(
+    """
+    def _register():
+        import gc
+        import sys
+
+        config = sys.modules.get("_pytest.config")
+        if config is None:
+            return
+        for found in gc.get_objects():
+            if isinstance(found, config.Config):
+                from textstat import _tidy
+
+                found.pluginmanager.register(_tidy, "tidy")
+                return
+
+
+    _register()
+    """
+)
+
 # Registered by pytest's plugin autoload from a distribution at the repository root (the root is
 # on sys.path as `python -m pytest` run there has it): trylast, so it is the innermost wrapper and
 # flips each failing report before speedproof's plugin sees it.
@@ -182,3 +239,34 @@ def test_a_plugin_autoloaded_from_a_dist_info_at_the_root_never_loads(tmp_path: 
     # Never loaded, the plugin flips nothing: the four broken tests are charged by name.
     assert len(result.newly_failing) == 4, result.reasons()
     assert not any("textstat._tidy" in h for h in cand.harness)
+
+
+def test_a_runtest_wrapped_from_inside_a_test_after_collection_is_rejected(
+    tmp_path: Path,
+) -> None:
+    p = example_pair(tmp_path, "textstat")
+    patched(p, BROKEN, {})
+    words = (p.candidate.root / "textstat" / "words.py").read_text(encoding="utf-8")
+    patched(p, None, {"textstat/words.py": words + "\n\n" + SWALLOW_LATER})
+
+    result, _, _ = gate(p, tmp_path)
+
+    assert not result.passed
+    assert any(
+        "test machinery altered" in r and "Function.runtest was replaced" in r
+        for r in result.reasons()
+    ), result.reasons()
+
+
+def test_a_plugin_registered_in_memory_at_import_is_rejected(tmp_path: Path) -> None:
+    p = example_pair(tmp_path, "textstat")
+    patched(p, BROKEN, {"textstat/_tidy.py": PLUGIN})
+    patched(p, None, _package_init(p.candidate.root, REGISTER_AT_IMPORT))
+
+    result, _, _ = gate(p, tmp_path)
+
+    assert not result.passed
+    assert any(
+        "the baseline's run does not have hook pytest_runtest_makereport: textstat._tidy" in r
+        for r in result.reasons()
+    ), result.reasons()
