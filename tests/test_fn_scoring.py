@@ -188,6 +188,8 @@ def test_a_heap_address_was_readable_through_the_repr_of_an_iterator() -> None:
         "return str(list(map(zip, xs, xs)))",
         "return str((x for x in xs))",
         "return len({solve, 1})",
+        "return str(list({len, abs}))",
+        "d = {1: 2}\n    return str(list({d.values(), 3}))",
     ],
 )
 def test_a_value_that_names_a_heap_address_is_outside_the_subset(body: str) -> None:
@@ -206,6 +208,7 @@ def test_a_value_that_names_a_heap_address_is_outside_the_subset(body: str) -> N
         "return [isinstance(x, (int, float)) for x in filter(None, xs)]",
         "return str.join('-', [str(x) for x in xs]) + str(3 in map(abs, xs))",
         "return len(xs) if len(xs) < 2 else solve(xs[1:]) + 1",
+        "d = {x: 1 for x in xs}\n    return sum(d.values()) + max(d.values(), default=0)",
         "out: list[int] = list(zip(*zip(xs)))[0] if xs else []\n    return out",
     ],
 )

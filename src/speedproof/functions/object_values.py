@@ -8,10 +8,10 @@ could tell a measured run from the correctness run and take, only when measured,
 checked against five benchmark inputs instead of every hidden input. Three rules keep every such
 object transient, so none is ever printed, formatted or hashed:
 
-* an iterator (`map`, `filter`, `zip`, `enumerate`, `reversed` called, or a generator
-  expression) is consumed where it is made: as what a `for` or a comprehension iterates, an
-  argument of a builtin or method that iterates it (`list`, `sorted`, `sum`, `"".join`, …), or
-  the right side of `in`;
+* an iterator (`map`, `filter`, `zip`, `enumerate`, `reversed` called, a generator expression,
+  or a `.values()` view, hashed by its address) is consumed where it is made: as what a `for`
+  or a comprehension iterates, an argument of a builtin or method that iterates it (`list`,
+  `sorted`, `sum`, `"".join`, …), or the right side of `in`;
 * the function's own name may only be called (recursion);
 * a builtin used as a value may only be `map`'s or `filter`'s function, a `key=`, a method's
   owner (`str.join`) or `isinstance`'s type; the iterator builtins may only be called.
@@ -107,6 +107,10 @@ def _builtin_value_allowed(node: ast.Name, parent: ast.AST | None, parents: Pare
 def _makes_iterator(node: ast.AST, builtins: frozenset[str]) -> bool:
     if isinstance(node, ast.GeneratorExp):
         return True
+    # `dict.values()` is the one view hashed by its address (keys and items views are not
+    # hashable at all), so it is consumed where it is made like an iterator.
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr == "values"
     name = _called_name(node)
     return name in ITERATOR_BUILTINS and name in builtins
 
