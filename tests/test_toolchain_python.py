@@ -39,8 +39,8 @@ def test_a_python_build_byte_compiles_outside_the_worktree_and_runs_the_module(
     built = tc.build(tree)
 
     assert built.ok, built.log
-    assert built.commands[0][1:3] == ("-I", "-X")
-    assert built.commands[0][4:7] == ("-m", "compileall", "-q")
+    assert built.commands[0][1:4] == ("-I", "-B", "-X")
+    assert built.commands[0][5:8] == ("-m", "compileall", "-q")
     assert list((tree.out / "pycache").rglob("core.*.pyc"))
     program = built.program
     assert program is not None

@@ -9,7 +9,7 @@
   `pytest -p no:cacheprovider --rootdir=ROOT -q --benchmark-only --benchmark-quiet
   --benchmark-storage=/tmp/… [--benchmark-json=SCRATCH/…] NODE-ID | -k NAME, ARGS…`.
 - pyperf: the same start running the script as `python SCRIPT [-o SCRATCH/…]
-  --inherit-environ=PYTHONDONTWRITEBYTECODE ARGS…`.
+  --inherit-environ=PYTHONDONTWRITEBYTECODE,PYTHONPYCACHEPREFIX ARGS…`.
 
 The results file goes into the run's scratch folder (`Invocation.scratch`), fresh and empty for
 every measured run and outside every tree; a run without one (the behaviour gate's) writes none.
@@ -88,9 +88,10 @@ def _python_args(program: Program, workload: Workload, results: Path | None) -> 
     if workload.kind == "pyperf":
         script, _ = pyperf_parts(bench)
         out = ["-o", str(results)] if results is not None else []
-        # pyperf starts its workers with only a few variables of its own choosing: without this
-        # one they would write byte-code into the (read-only) tree.
-        keep = ["--inherit-environ=PYTHONDONTWRITEBYTECODE"]
+        # pyperf starts its workers with only a few variables of its own choosing: without
+        # these they would write byte-code into the (read-only) tree, and compile the target's
+        # modules anew where the build's byte-code is there to read (docs/adr/0061).
+        keep = ["--inherit-environ=PYTHONDONTWRITEBYTECODE,PYTHONPYCACHEPREFIX"]
         return {"script": str(program.root / script), "args": [*out, *keep, *workload.args]}
     args = ["-p", "no:cacheprovider", f"--rootdir={program.root}", "-q", "--benchmark-only"]
     # Quiet: its report table and "Wrote benchmark data in: SCRATCH/…" are measurement, not

@@ -3,7 +3,8 @@
 The build is `python -m compileall -q` with PYTHONPYCACHEPREFIX pointing into the build folder,
 so a syntax error fails the candidate at the build gate and the worktree stays exactly what git
 checked out. Programs run with PYTHONHASHSEED=0 (set iteration order is then the same for
-baseline and candidate, so behaviour is comparable) and PYTHONDONTWRITEBYTECODE=1.
+baseline and candidate, so behaviour is comparable), PYTHONDONTWRITEBYTECODE=1, and that prefix,
+so they read the byte-code the build made as an installed copy would (`pycache`, ADR 0061).
 
 pytest runs isolated from start-up hooks (`python_tests`: `python -s`, no PYTHONPATH, a bootstrap
 that sets sys.path itself). Outcomes come from speedproof's own plugin (`pytest_record/`), loaded
@@ -44,6 +45,7 @@ from speedproof.toolchains.junit import junit_cases, report_problems
 from speedproof.toolchains.junit import junit_id as junit_id
 from speedproof.toolchains.junit import junit_key as junit_key
 from speedproof.toolchains.junit import parse_junit as parse_junit
+from speedproof.toolchains.pycache import link_mirror, mirror, top_folders
 from speedproof.toolchains.python_tests import recorded_test_run
 from speedproof.toolchains.run_record import CrossCheck, Record, Recorded
 from speedproof.toolchains.run_record import read_record as read_record
@@ -205,13 +207,22 @@ def source_roots(manifest: Manifest, tree: Tree) -> list[Path]:
     return roots
 
 
+def pycache_prefix(tree: Tree) -> Path:
+    """Where the build puts the byte-code its runs read (`toolchains.pycache`)."""
+    return tree.out / "pycache"
+
+
 def python_env(context: Context, tree: Tree) -> dict[str, str]:
+    """A built program's environment. Its runs read the byte-code the build made, as an
+    installed copy would (docs/adr/0061), and write none: the tree and the build folder are
+    read-only to them, and a write that failed would only cost time."""
     roots = source_roots(context.manifest, tree)
     return context.env(
         {
             "PYTHONPATH": ":".join(str(r) for r in roots),
             "PYTHONHASHSEED": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPYCACHEPREFIX": str(pycache_prefix(tree)),
         }
     )
 
@@ -232,20 +243,23 @@ class PythonBuilder:
             missing.append(str(tree.root / target.script))
         if missing:
             return BuildResult(False, None, f"not found: {', '.join(missing)}\n", 0.0, ())
+        # The runs' byte-code prefix leads to the interpreter's own byte-code first.
+        mirrored = self._interpreter_byte_code(tree)
         # -I: a candidate's `compileall.py` beside the sources would otherwise shadow the
         # standard library's (`-m` puts the working folder first on sys.path) and run, with
         # the tree writable, at build time.
-        # The byte-code goes to a throwaway prefix (-X: -I ignores PYTHONPYCACHEPREFIX): the
-        # build proves the source compiles and leaves no __pycache__ folder in the worktree,
-        # which the build may not write.
-        argv: tuple[str, ...] = (str(self.tool.interpreter), "-I", "-X")
-        argv += (f"pycache_prefix={tree.out / 'pycache'}", "-m", "compileall", "-q")
+        # The byte-code goes to the build folder's prefix (-X: -I ignores PYTHONPYCACHEPREFIX),
+        # where the runs read it: the build proves the source compiles and leaves no
+        # __pycache__ folder in the worktree, which the build may not write. -B: compileall
+        # writes what it compiles all the same; the modules it imports itself write nothing.
+        argv: tuple[str, ...] = (str(self.tool.interpreter), "-I", "-B", "-X")
+        argv += (f"pycache_prefix={pycache_prefix(tree)}", "-m", "compileall", "-q")
         argv += tuple(str(r) for r in roots)
         env = self.context.env()
         result = self.context.run(
             argv,
             cwd=tree.root,
-            readable=(tree.worktree,),
+            readable=(tree.worktree, mirrored),
             writable=(tree.out,),
             env=env,
             timeout_s=self.context.build_timeout_s,
@@ -259,7 +273,22 @@ class PythonBuilder:
         else:
             run = (interpreter, str(tree.root / str(target.script)))
         program = self.context.program(tree, run, python_env(self.context, tree))
+        program = replace(program, readable=(*program.readable, mirrored))
         return BuildResult(True, program, log, result.wall_s, (argv,))
+
+    def _interpreter_byte_code(self, tree: Tree) -> Path:
+        """Link the build's prefix to the mirror of the interpreter's byte-code; the mirror."""
+        interpreter = self.tool.interpreter
+        digest = installed_digest(interpreter)
+        folders = top_folders(_INSTALLED[interpreter].folders)
+        try:
+            mirrored = mirror(self.context.caches, interpreter, digest, folders)
+            link_mirror(pycache_prefix(tree), mirrored, folders, tree.worktree.resolve())
+        except OSError as exc:
+            raise InfrastructureError(
+                f"cannot link {interpreter}'s byte-code into the build folder: {exc}"
+            ) from exc
+        return mirrored
 
 
 PLUGIN_FOLDER = Path(__file__).resolve().parent / "pytest_record"
