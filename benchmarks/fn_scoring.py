@@ -2,7 +2,8 @@
 
     python benchmarks/fn_scoring.py [--seed 5] [--families N]
 
-Prints, for the first dev case of each family of corpus/v2: the reward of its known-fast source,
+Prints, for the first case of each family of corpus/v2 (seen families from dev, held-out ones
+from frozen_heldout): the reward of its known-fast source,
 of the reference with one useless statement (correct, slower) and of the fast source with its
 prelude constant off by one (wrong); the scale holds when fast > 0 >= slower > wrong.
 Then the traps on a small case (Collatz steps of 1..4000, five benchmark inputs of 8 items):
@@ -70,11 +71,12 @@ def _row(label: str, result: VerifyResult) -> None:
     )
 
 
-def families(seed: int, limit: int) -> None:
+def families(seed: int, limit: int, splits: list[str]) -> None:
     pairs = {pair.case.id: pair for pair in build_pairs(GenerationConfig())}
     firsts: dict[str, Case] = {}
-    for case in load_split(DEFAULT_CORPUS, "dev"):
-        firsts.setdefault(case.family, case)
+    for split in splits:
+        for case in load_split(DEFAULT_CORPUS, split):
+            firsts.setdefault(case.family, case)
     held = 0
     for family, case in list(firsts.items())[:limit]:
         fast = pairs[case.id].fast_source
@@ -134,10 +136,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--families", type=int, default=99)
+    parser.add_argument("--splits", default="dev,frozen_heldout")
+    parser.add_argument("--no-traps", action="store_true")
     args = parser.parse_args()
     started = time.monotonic()
-    traps(args.seed)
-    families(args.seed, args.families)
+    if not args.no_traps:
+        traps(args.seed)
+    families(args.seed, args.families, args.splits.split(","))
     print(f"{time.monotonic() - started:.0f} s")
 
 
