@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from speedproof.gates.variants import VariantSides, VariantsResult, check_variants, make_variants
+from speedproof.gates.variants import (
+    VariantSides,
+    VariantsResult,
+    check_variants,
+    for_variants,
+    make_variants,
+)
 from speedproof.inputs.variant_settings import VariantSettings
 from speedproof.manifest import Behaviour, Workload
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
+from speedproof.toolchains.base import Tree
 
 LOG = "".join(f"10.0.0.{i % 9} GET /items/{i} 200 {i * 7} 0.{i % 10}3\n" for i in range(300))
 
@@ -39,6 +47,13 @@ def _program(tmp_path: Path, side: Side, code: str) -> Program:
     return Program(side, root, ("python3", str(root / "prog.py")), build_env([]), (tmp_path,))
 
 
+@dataclass
+class _Judged:
+    programs: dict[str, Program]
+    baseline: Tree
+    candidate: Tree
+
+
 def _check(
     tmp_path: Path,
     sandbox: Sandbox,
@@ -47,13 +62,16 @@ def _check(
     baseline: str = SUMS,
 ) -> VariantsResult:
     base = _program(tmp_path, "baseline", baseline)
+    cand = _program(tmp_path, "candidate", candidate)
     workload = Workload(id="day", args=["access.log"], files=["access.log"])
     (tmp_path / "variants").mkdir()
     made = make_variants([workload], base.root, tmp_path / "variants", 7, settings.count)
+    trees = [Tree(p.side, p.root, p.root, tmp_path / f"{p.side}-out") for p in (base, cand)]
+    judged = _Judged({"baseline": base, "candidate": cand}, trees[0], trees[1])
     sides = VariantSides(
         base,
-        _program(tmp_path, "candidate", candidate),
-        Behaviour(),
+        cand,
+        for_variants(Behaviour(), judged),
         {"day": "exact"},
         (),
         sandbox,
@@ -103,3 +121,18 @@ def test_variants_cut_short_by_the_budget_are_said_and_forbid_an_accept(
     assert note is not None and "day " in note and "of the 6 a workload needs" in note
     lowered = VariantSettings(count=6, budget_s=0.01, minimum=0)
     assert VariantsResult(result.checked, result.seconds, lowered).short() is None
+
+
+def test_two_sides_that_crash_alike_from_code_at_other_paths_and_lines_agree(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # An uncaught exception on a NUL byte: the candidate's traceback names its own file, at
+    # other line numbers; the exception is the same.
+    crashing = SUMS.replace('sys.exit("a NUL byte")', 'raise ValueError("a NUL byte")')
+    moved = "# a comment\n# and another\n" + crashing
+    result = _check(tmp_path, sandbox, moved, VariantSettings(count=5), baseline=crashing)
+    assert result.differences() == () and result.compared() == {"day": 5}
+    wrong = moved.replace('ValueError("a NUL byte")', 'KeyError("a NUL byte")')
+    (tmp_path / "again").mkdir()
+    caught = _check(tmp_path / "again", sandbox, wrong, VariantSettings(count=5), crashing)
+    assert caught.differences() and "KeyError" in caught.differences()[0]

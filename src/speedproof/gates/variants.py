@@ -18,6 +18,7 @@ gate: the candidate is rejected, naming the variant and the first differing line
 from __future__ import annotations
 
 import random
+import re
 import secrets
 import time
 from collections.abc import Mapping, Sequence
@@ -41,7 +42,7 @@ from speedproof.inputs.twins import declared_inputs
 from speedproof.inputs.unseen import reads_holdout, show
 from speedproof.inputs.variant_settings import VariantSettings
 from speedproof.inputs.variants import VariantRun, argv_variants, content_variants
-from speedproof.manifest import Behaviour, Manifest, Workload
+from speedproof.manifest import Behaviour, Manifest, Normalise, Workload
 from speedproof.measure.runner import run_invocation
 from speedproof.program import Invocation, Program
 from speedproof.sandbox import Sandbox
@@ -236,10 +237,34 @@ class GateOutcome:
 
 
 class JudgedSides(Protocol):
-    """The judge's two sides: the built programs and the baseline's checkout."""
+    """The judge's two sides: the built programs and both checkouts."""
 
     programs: dict[str, Program]
     baseline: Tree
+    candidate: Tree
+
+
+# A crash's stack says where each side's code is, and the two sides' code lies at different
+# paths and lines: a Python traceback's frames (`  File "…", line N, in f` and the source lines
+# under it) and a Go panic's goroutine frames are left out, so that two sides that fail alike on
+# a variant, with the same exception or panic message, agree.
+_STACK_RULES = (
+    Normalise(stream="stderr", pattern=r'(?m)^  File "[^"\n]*", line \d+, in .*\n(    .*\n)*'),
+    Normalise(stream="stderr", pattern=r"(?m)^(goroutine \d+ \[[^\]\n]*\]:\n)(.*\n\t.*\n)*"),
+)
+
+
+def for_variants(behaviour: Behaviour, judged: JudgedSides) -> Behaviour:
+    """`behaviour` with each side's tree and build folder written alike, and crash stacks left
+    out: what differs there between two sides that fail alike is where their code lies."""
+    folders = sorted(
+        {str(p) for tree in (judged.baseline, judged.candidate) for p in (tree.worktree, tree.out)},
+        key=len,
+        reverse=True,
+    )
+    paths = Normalise(pattern="|".join(re.escape(f) for f in folders), replace="<tree>")
+    rules = [*behaviour.normalise, paths, *_STACK_RULES]
+    return behaviour.model_copy(update={"normalise": rules})
 
 
 def variants_gate(
@@ -267,7 +292,7 @@ def variants_gate(
         sides = VariantSides(
             judged.programs["baseline"],
             judged.programs["candidate"],
-            manifest.behaviour,
+            for_variants(manifest.behaviour, judged),
             {w.workload.id: w.mode for w in behaviour.workloads},
             tuple(manifest.target.prefix),
             sandbox,
