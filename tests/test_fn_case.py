@@ -148,6 +148,7 @@ def test_the_model_view_shows_no_input_value() -> None:
         "template",
         "function_name",
         "reference_source",
+        "contract",  # the domain in words (None here), never a drawn value
     }
 
 

@@ -95,8 +95,15 @@ def _hit(case: Case) -> Callable[[list[Json], Json], bool] | None:
 
 
 def assess_draw(case: Case, seed: int) -> Adequacy:
-    """The adequacy figures of the inputs one verification with `seed` uses."""
-    drawn = verification_inputs(case, seed, RANDOM_COUNT)
+    """The adequacy figures of the inputs one verification with `seed` uses.
+
+    All but the contract's: those only add inputs, so a kill rate or a failed trap measured
+    without them holds with them too, while the family's value bands (which the output spread
+    and the branch share are calibrated on) stay what is measured. With them, a complement
+    lookup case took 412 s instead of 8 s (mutants that loop run to a budget ten times the
+    reference's time on 4,096 items) and answered 0 on 53 % of the inputs.
+    """
+    drawn = verification_inputs(case.model_copy(update={"contract": None}), seed, RANDOM_COUNT)
     sample = generate_inputs(case.input_spec, seed + 1_000_003, EQUIVALENCE_SAMPLE)
     return assess(
         case.id,

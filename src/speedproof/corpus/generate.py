@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from speedproof.cluster.jobs import Cluster, Finished
 from speedproof.cluster.spec import cluster_scope
+from speedproof.corpus.adequacy_audit import argument_names
 from speedproof.corpus.cache import VerificationCache, pair_key
 from speedproof.corpus.errors import CorpusError, PairRejected
 from speedproof.corpus.families import HELDOUT, SEEN, Family
-from speedproof.corpus.families.base import Knobs, Size, Template
+from speedproof.corpus.families.base import Knobs, Size, Template, make_contract
 from speedproof.corpus.jsonl import dumps
 from speedproof.corpus.literals import SPLITS, SplitName
 from speedproof.functions.case import Case, InputSpec, make_case
@@ -117,6 +118,7 @@ def _render(
             {"split": split, "slow": slow, "edges": edges, "bench": bench_json, "seed": seed}
         ).encode()
     ).hexdigest()
+    names = argument_names(slow, "solve")
     case = make_case(
         id=f"{family.name}.{template.id}.{digest[:12]}",
         family=family.name,
@@ -125,6 +127,7 @@ def _render(
         edge_inputs=edges,
         benchmark_specs=benchmarks,
         input_spec=spec,
+        contract=make_contract(family, knobs, names, template.bench_n),
     )
     return TrustedPair(case, template.fast(knobs), split, knobs.literals)
 
@@ -171,6 +174,15 @@ def build_pairs(config: GenerationConfig, admit: Admit | None = None) -> list[Tr
         for family, count in _counts(total, families_for(split)):
             pairs += _family_pairs(family, split, count, config.seed, seen_hashes, admit)
     return pairs
+
+
+def replay_pairs(cases: list[Case], config: GenerationConfig) -> dict[str, TrustedPair]:
+    """The trusted pairs of written cases, by case id: `build_pairs` again, each draft admitted
+    exactly when it is one of `cases` (the adequacy gate's answers, replayed without measuring).
+    Case ids hash the reference and its inputs, so a refused draft cannot pose as a kept one."""
+    wanted = {case.id for case in cases}
+    pairs = build_pairs(config, admit=lambda pair: pair.case.id in wanted)
+    return {pair.case.id: pair for pair in pairs if pair.case.id in wanted}
 
 
 Progress = Callable[[TrustedPair, dict[str, Any], bool], None]

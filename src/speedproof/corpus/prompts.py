@@ -44,10 +44,16 @@ FEEDBACK: dict[str, str] = {
 
 
 def user_message(view: ModelView) -> str:
-    return (
+    text = (
         f"Make `{view.function_name}` faster. Its behaviour on every input must stay the same.\n\n"
         f"```python\n{view.reference_source.rstrip()}\n```\n"
     )
+    if view.contract is None:
+        return text
+    # The contract is the domain the checker draws over, boundaries included: a rewrite must
+    # agree with the original on all of it, not only on inputs that look like a benchmark.
+    heading = "Every input the function must handle (all of it is checked):"
+    return f"{text}\n{heading}\n{view.contract}\n"
 
 
 def build_messages(view: ModelView) -> list[ChatMessage]:

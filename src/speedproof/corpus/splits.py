@@ -32,8 +32,8 @@ GENERATION = "generation.json"
 ADEQUACY = "adequacy.jsonl"
 # Format 2 (corpus v2): benchmark inputs are specs drawn per verification, and every case has
 # passed the adequacy bar. Format 1 (corpus v1, fixed benchmark inputs) stays readable.
-FORMAT = "speedproof-fn-corpus/2"
-FORMATS = frozenset({"speedproof-fn-corpus/1", FORMAT})
+FORMAT = "speedproof-fn-corpus/3"
+FORMATS = frozenset({"speedproof-fn-corpus/1", "speedproof-fn-corpus/2", FORMAT})
 
 USES: dict[SplitName, dict[str, list[str]]] = {
     "train": {

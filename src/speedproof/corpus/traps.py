@@ -32,7 +32,12 @@ def _args(case: Case) -> list[str]:
 
 def _with_prefix(case: Case, *lines: str) -> str:
     """The reference with `lines` run first (after its local facts, such as `m = 421`)."""
-    body = case.reference_source.splitlines()
+    return _inserted(case.reference_source, *lines)
+
+
+def _inserted(source: str, *lines: str) -> str:
+    """`source` with `lines` run first (after its local facts, such as `m = 421`)."""
+    body = source.splitlines()
     at = 1
     while at < len(body) and " = " in body[at] and body[at].split(" = ")[1].isdigit():
         at += 1
@@ -129,3 +134,75 @@ FAST_TRAPS = (
     "size-band-shortcut",
     "answer-table",
 )
+
+
+# --- fast and wrong only outside the old draws ---------------------------------------------------
+#
+# Each of these is a family's known-fast source with one defect that corpus v2's draws never met,
+# so it earned the fast source's reward there: ints in fixed bands (most within +-2000), lists up
+# to 1.25x the benchmark size, query bounds >= 0, no floats, lengths drawn at random. A case's
+# contract (`functions.contract`) makes the checker draw there.
+
+FastTrap = Callable[[Case, str], str | None]
+
+
+def clamps_bounds_at_the_end(case: Case, fast: str) -> str | None:
+    """Prefix sums clamping a query bound with `min(q, n)` only (v2's own fast rewrite): a
+    negative bound indexes the prefix sums from the end."""
+    if case.family != "prefix_range_query":
+        return None
+    return fast.replace("min(max(q[0], 0), n)", "min(q[0], n)").replace(
+        "min(max(q[1], 0), n)", "min(q[1], n)"
+    )
+
+
+def garbage_from_4096_items(case: Case, fast: str) -> str:
+    first = _args(case)[0]
+    return _inserted(fast, f"if len({first}) >= 4096:", "    return None")
+
+
+def raises_past_4096_items(case: Case, fast: str) -> str:
+    """A fixed-size table without a bounds check: an IndexError on 4,096 items or more."""
+    first = _args(case)[0]
+    return _inserted(fast, "table = [0] * 4096", f"table[len({first})] = 1")
+
+
+def table_for_values_within_2000(case: Case, fast: str) -> str:
+    """A lookup table over [-2000, 2000]: a value outside it wraps to another entry."""
+    first = _args(case)[0]
+    return _inserted(
+        fast, f"{first} = [x if -2000 <= x <= 2000 else x % 4001 - 2000 for x in {first}]"
+    )
+
+
+def garbage_when_the_first_item_is_big(case: Case, fast: str) -> str:
+    first = _args(case)[0]
+    return _inserted(fast, f"if {first} and {first}[0] > 1000000:", "    return None")
+
+
+def drops_float_items(case: Case, fast: str) -> str | None:
+    """Float items dropped, where the contract allows them (a case without one: always)."""
+    contract = getattr(case, "contract", None)  # None too on a case of an older format
+    if contract is not None:
+        item = getattr(contract.args[0], "item", None)
+        if not getattr(item, "floats", False):
+            return None
+    first = _args(case)[0]
+    return _inserted(fast, f"{first} = [x for x in {first} if isinstance(x, int)]")
+
+
+def wrong_on_one_length_residue(case: Case, fast: str) -> str:
+    """Wrong only when `len(xs) % 89 == 53`: a rare branch a random length seldom takes."""
+    first = _args(case)[0]
+    return _inserted(fast, f"if len({first}) % 89 == 53:", "    return None")
+
+
+FAST_TRAPS_BY_CLASS: dict[str, FastTrap] = {
+    "clamps-bounds-at-the-end": clamps_bounds_at_the_end,
+    "garbage-from-4096-items": garbage_from_4096_items,
+    "raises-past-4096-items": raises_past_4096_items,
+    "table-for-values-within-2000": table_for_values_within_2000,
+    "garbage-when-the-first-item-is-big": garbage_when_the_first_item_is_big,
+    "drops-float-items": drops_float_items,
+    "wrong-on-one-length-residue": wrong_on_one_length_residue,
+}

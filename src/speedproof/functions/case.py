@@ -20,6 +20,8 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from speedproof.functions.contract import Contract, describe, input_violation
+
 Json = JsonValue
 """A strict JSON value: None, bool, int, finite float, str, list, dict with str keys."""
 
@@ -145,6 +147,8 @@ class Case(BaseModel):
     benchmark_specs: list[InputSpec] = Field(default_factory=list)
     input_spec: InputSpec
     ast_hash: str
+    # The preconditions on the inputs (corpus v3 on): shown to the model, drawn over in full.
+    contract: Contract | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -155,6 +159,11 @@ class Case(BaseModel):
             )
         for args in [*self.edge_inputs, *self.benchmark_inputs]:
             _require_finite(list(args), f"case {self.id!r} inputs")
+            # An input outside the contract would judge a candidate on what it was promised
+            # it never gets.
+            broken = None if self.contract is None else input_violation(self.contract, args)
+            if broken is not None:
+                raise ValueError(f"case {self.id!r}: a fixed input breaks its contract: {broken}")
         expected = ast_hash(self.reference_source)
         if self.ast_hash != expected:
             raise ValueError(
@@ -173,16 +182,21 @@ class ModelView(BaseModel):
     template: str
     function_name: str
     reference_source: str
+    contract: str | None = None
 
 
 def model_view(case: Case) -> ModelView:
-    """The one function producing model-facing data: no inputs, no seeds, no known-fast source."""
+    """The one function producing model-facing data: no inputs, no seeds, no known-fast source.
+
+    The contract is shown in words: it is the specification's domain, not a hidden input.
+    """
     return ModelView(
         id=case.id,
         family=case.family,
         template=case.template,
         function_name=case.function_name,
         reference_source=case.reference_source,
+        contract=None if case.contract is None else describe(case.contract),
     )
 
 
@@ -261,18 +275,23 @@ class VerificationInputs:
     benchmark: slice
 
 
-InputClass = Literal["edge", "random", "benchmark"]
+InputClass = Literal["edge", "random", "contract", "benchmark"]
 
 
 def verification_inputs(case: Case, seed: int, random_count: int) -> VerificationInputs:
-    """What the verifier checks for one seed: edge, then random, then benchmark inputs.
+    """What the verifier checks for one seed: edge, random, contract, then benchmark inputs.
 
     The one place that decides it, so that the corpus audit measures the inputs the verifier
-    really uses.
+    really uses. A case with a contract adds the draws over its whole contract
+    (`draws.contract_inputs`), from the same seed.
     """
+    from speedproof.functions.draws import contract_inputs
+
+    drawn = [] if case.contract is None else contract_inputs(case.contract, seed)
     groups: list[tuple[InputClass, list[list[Json]]]] = [
         ("edge", copy.deepcopy(case.edge_inputs)),
         ("random", generate_inputs(case.input_spec, seed, random_count)),
+        ("contract", drawn),
         ("benchmark", benchmark_draws(case, seed)),
     ]
     values: list[list[Json]] = []
@@ -392,6 +411,7 @@ def make_case(
     benchmark_inputs: list[list[Json]] | None = None,
     benchmark_specs: list[InputSpec] | None = None,
     function_name: str = "solve",
+    contract: Contract | None = None,
 ) -> Case:
     """Build a case, computing `ast_hash` from the reference source."""
     return Case(
@@ -405,4 +425,5 @@ def make_case(
         benchmark_specs=benchmark_specs or [],
         input_spec=input_spec,
         ast_hash=ast_hash(reference_source),
+        contract=contract,
     )

@@ -97,6 +97,8 @@ class VerifyResult(BaseModel):
 
 _SOURCES = (
     "case.py",
+    "contract.py",
+    "draws.py",
     "harness.py",
     "jobs.py",
     "literal_budget.py",

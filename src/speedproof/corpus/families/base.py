@@ -24,6 +24,7 @@ from speedproof.functions.case import (
     Scale,
     TupleSpec,
 )
+from speedproof.functions.contract import SWEEP, ArgContract, Contract, IntArg, ListArg, TupleArg
 
 # Base ranges of the prelude literals (cut into split bands by `literals.band`).
 MODULUS = (100, 899)
@@ -142,6 +143,9 @@ class Family:
     # inputs on which it must happen: the corpus audit measures it per case.
     hit: Callable[[list[Json], Json], bool] | None = None
     hit_share: tuple[float, float] = (0.25, 0.95)
+    # The preconditions on the inputs, one per argument, and notes in words: the same for every
+    # template of the family (each template must agree with the others on all of it).
+    contract: Callable[[Knobs], ContractArgs] | None = None
 
     def templates_for(self, split: SplitName) -> tuple[Template, ...]:
         return tuple(t for t in self.templates if t.role == split)
@@ -272,3 +276,50 @@ BUILTIN = {"sum": "sum", "max": "max", "min": "min"}
 
 def combine(op: str, a: str, b: str) -> str:
     return string.Template(COMBINE[op]).substitute(a=a, b=b)
+
+
+# --- contracts ----------------------------------------------------------------------------------
+
+ContractArgs = tuple[list[ArgContract], list[str]]
+
+# The contract's ranges: ints up to 10^18 in magnitude (far past any band a draw used to stay in,
+# and still exact in JSON), floats up to 10^9 where the reference takes them, lists up to 4,096
+# items. 4,096 is where the slowest reference stays affordable: complement lookup's `index_while`
+# takes 1.1 s of CPU on 4,100 items, against the harness's 2 s for all inputs of a run.
+BIG = 10**18
+FLOAT = 1e9
+MAX_ITEMS = 4096
+
+
+def int_item(floats: bool = False) -> IntArg:
+    if not floats:
+        return IntArg(kind="int", lo=-BIG, hi=BIG)
+    return IntArg(kind="int", lo=-BIG, hi=BIG, floats=True, float_lo=-FLOAT, float_hi=FLOAT)
+
+
+def items(item: ArgContract | None = None, max_len: int = MAX_ITEMS) -> ListArg:
+    return ListArg(kind="list", item=item or int_item(), min_len=0, max_len=max_len)
+
+
+def pairs() -> ListArg:
+    return items(TupleArg(kind="tuple", items=[int_item(), int_item()]))
+
+
+def takes_floats(k: Knobs) -> bool:
+    """Whether the prelude's key is defined on floats (`^` is not) and equal-valued floats key
+    equal to ints (so a set or dict of keys agrees with a scan comparing them with `==`)."""
+    return k.prelude.kind != "xor"
+
+
+def contract_sizes(bench_n: int) -> list[int]:
+    """Lengths drawn beyond the sweep: half, twice (plus one) the benchmark size, and the top."""
+    wanted = {bench_n // 2, 2 * bench_n + 1, MAX_ITEMS}
+    return sorted(size for size in wanted if SWEEP < size <= MAX_ITEMS)
+
+
+def make_contract(family: Family, knobs: Knobs, names: list[str], bench_n: int) -> Contract | None:
+    """The case's contract, or None for a family without one."""
+    if family.contract is None:
+        return None
+    args, notes = family.contract(knobs)
+    return Contract(names=names, args=args, sizes=contract_sizes(bench_n), notes=notes)

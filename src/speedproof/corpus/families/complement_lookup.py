@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from speedproof.corpus.families.base import (
+    ContractArgs,
     Family,
     Knobs,
     Size,
@@ -10,6 +11,7 @@ from speedproof.corpus.families.base import (
     choice_list,
     dense_then_wide,
     int_list,
+    items,
     render,
     sizes,
 )
@@ -163,6 +165,10 @@ def _slow_double_generator(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items()], []
+
+
 FAMILY = Family(
     name="complement_lookup",
     seen=True,
@@ -175,6 +181,7 @@ FAMILY = Family(
         Template("double_generator", "frozen_seen", _slow_double_generator, _fast, 170),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: isinstance(out, int) and out > 0,
     slots=(("target", 100, 899),),

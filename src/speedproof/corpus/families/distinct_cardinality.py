@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from speedproof.corpus.families.base import (
+    ContractArgs,
     Family,
     Knobs,
     Size,
     Template,
     dense_list,
     dense_then_wide,
+    int_item,
     int_list,
+    items,
     render,
     sizes,
+    takes_floats,
 )
 from speedproof.functions.case import InputSpec, Json
 
@@ -116,6 +120,10 @@ def _slow_nested_comprehension(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items(int_item(takes_floats(k)))], []
+
+
 FAMILY = Family(
     name="distinct_cardinality",
     seen=True,
@@ -128,6 +136,7 @@ FAMILY = Family(
         Template("nested_comprehension", "frozen_seen", _slow_nested_comprehension, _fast, 170),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: isinstance(out, int) and isinstance(args[0], list) and out < len(args[0]),
 )

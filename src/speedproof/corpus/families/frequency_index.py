@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from speedproof.corpus.families.base import (
+    ContractArgs,
     Family,
     Knobs,
     Size,
@@ -11,9 +12,12 @@ from speedproof.corpus.families.base import (
     dense_keys,
     dense_list,
     dense_then_wide,
+    int_item,
     int_list,
+    items,
     render,
     sizes,
+    takes_floats,
 )
 from speedproof.functions.case import InputSpec, Json
 
@@ -136,6 +140,10 @@ def _slow_dict_comprehension(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items(int_item(takes_floats(k))), items()], []
+
+
 FAMILY = Family(
     name="frequency_index",
     seen=True,
@@ -148,6 +156,7 @@ FAMILY = Family(
         Template("dict_comprehension", "frozen_seen", _slow_dict_comprehension, _fast, 190),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: isinstance(out, list) and any(c != 0 for c in out),
 )

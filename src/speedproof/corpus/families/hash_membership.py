@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from speedproof.corpus.families.base import (
+    ContractArgs,
     Family,
     Knobs,
     Size,
@@ -11,9 +12,12 @@ from speedproof.corpus.families.base import (
     dense_keys,
     dense_list,
     dense_then_wide,
+    int_item,
     int_list,
+    items,
     render,
     sizes,
+    takes_floats,
 )
 from speedproof.functions.case import InputSpec, Json
 
@@ -183,6 +187,10 @@ def _fast_filter(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items(int_item(takes_floats(k))), items()], []
+
+
 FAMILY = Family(
     name="hash_membership",
     seen=True,
@@ -195,6 +203,7 @@ FAMILY = Family(
         Template("any_filter", "frozen_seen", _slow_any_filter, _fast_filter, 150),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: _found(out) > 0,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from speedproof.corpus.families.base import (
+    ContractArgs,
     Family,
     Knobs,
     Size,
@@ -11,9 +12,12 @@ from speedproof.corpus.families.base import (
     dense_keys,
     dense_list,
     dense_then_wide,
+    int_item,
     int_list,
+    items,
     render,
     sizes,
+    takes_floats,
 )
 from speedproof.functions.case import InputSpec, Json
 
@@ -114,6 +118,10 @@ def _slow_while(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items(int_item(takes_floats(k))), items()], []
+
+
 FAMILY = Family(
     name="indexed_lookup",
     seen=False,
@@ -124,6 +132,7 @@ FAMILY = Family(
         Template("while_probe", "frozen_heldout", _slow_while, _fast, 130),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: isinstance(out, list) and any(i != -1 for i in out),
 )

@@ -1,18 +1,24 @@
 """Prefix range query: sums of normalised values over index ranges, answered from prefix sums.
 
-Queries are `[lo, hi]` pairs with 0 <= lo, hi; the answer is the sum over indices
-`lo <= i < min(hi, len(xs))`, which is also what `xs[lo:hi]` means for such bounds.
+Queries are `[lo, hi]` pairs of any ints; the answer is the sum over the indices i with
+`lo <= i < hi` and `0 <= i < len(xs)`. Every template says exactly that: in corpus v2 the bounds
+were drawn >= 0 only and the templates disagreed below 0 (`range(lo, ...)` and `xs[lo:hi]` wrap
+a negative index from the end, a scan over `enumerate` does not), so the family's own fast
+rewrite, which clamps with `min(q, n)` alone, was wrong there and still paid.
 """
 
 from __future__ import annotations
 
 from speedproof.corpus.families.base import (
+    ContractArgs,
     Family,
     Knobs,
     Size,
     Template,
     int_list,
+    items,
     pair_list,
+    pairs,
     render,
     sizes,
 )
@@ -47,8 +53,8 @@ def _fast(k: Knobs) -> str:
         n = len(xs)
         out = []
         for q in queries:
-            lo = min(q[0], n)
-            hi = min(q[1], n)
+            lo = min(max(q[0], 0), n)
+            hi = min(max(q[1], 0), n)
             out.append(prefix[hi] - prefix[lo] if lo < hi else 0)
         return out
         """,
@@ -64,7 +70,7 @@ def _slow_range_loop(k: Knobs) -> str:
         out = []
         for q in queries:
             total = 0
-            for i in range(q[0], min(q[1], len(xs))):
+            for i in range(max(q[0], 0), min(q[1], len(xs))):
                 total += $ki
             out.append(total)
         return out
@@ -80,7 +86,7 @@ def _slow_slice_sum(k: Knobs) -> str:
         """
         out = []
         for q in queries:
-            out.append(sum([$kx for x in xs[q[0] : q[1]]]))
+            out.append(sum([$kx for x in xs[max(q[0], 0) : max(q[1], 0)]]))
         return out
         """,
         kx=k.prelude.key("x"),
@@ -113,7 +119,7 @@ def _slow_while(k: Knobs) -> str:
         out = []
         qi = 0
         while qi < len(queries):
-            i = queries[qi][0]
+            i = max(queries[qi][0], 0)
             total = 0
             while i < queries[qi][1] and i < len(xs):
                 total += $ki
@@ -131,10 +137,17 @@ def _slow_generator(k: Knobs) -> str:
         k,
         SIG,
         """
-        return [sum($ki for i in range(q[0], q[1]) if i < len(xs)) for q in queries]
+        return [sum($ki for i in range(max(q[0], 0), min(q[1], len(xs)))) for q in queries]
         """,
         ki=k.prelude.key("xs[i]"),
     )
+
+
+def _contract(k: Knobs) -> ContractArgs:
+    return [items(), pairs()], [
+        "a query [lo, hi] adds up the key of xs[i] for every index i with lo <= i < hi and "
+        "0 <= i < len(xs): negative bounds, bounds past the end and lo > hi are all allowed"
+    ]
 
 
 FAMILY = Family(
@@ -149,6 +162,7 @@ FAMILY = Family(
         Template("generator", "frozen_seen", _slow_generator, _fast, 280),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: isinstance(out, list) and any(v != 0 for v in out),
 )

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from speedproof.corpus.families.base import (
     BUILTIN,
+    ContractArgs,
     Family,
     Knobs,
     Size,
     Template,
     combine,
     int_list,
+    items,
     render,
     sizes,
 )
@@ -132,6 +134,10 @@ def _slow_comprehension(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items()], []
+
+
 FAMILY = Family(
     name="running_aggregate",
     seen=True,
@@ -145,6 +151,7 @@ FAMILY = Family(
         Template("comprehension", "frozen_seen", _slow_comprehension, _fast, 290),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: isinstance(args[0], list) and len(args[0]) >= 2,
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from speedproof.corpus.families.base import (
     BUILTIN,
+    ContractArgs,
     Family,
     Knobs,
     Size,
@@ -15,6 +16,7 @@ from speedproof.corpus.families.base import (
     at_least,
     combine,
     int_list,
+    items,
     render,
     sizes,
 )
@@ -186,6 +188,10 @@ def _slow_comprehension(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items()], []
+
+
 FAMILY = Family(
     name="sliding_window",
     seen=True,
@@ -199,6 +205,7 @@ FAMILY = Family(
         Template("comprehension", "frozen_seen", _slow_comprehension, _fast, 400),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: isinstance(out, list) and len(out) > 0,
     slots=(("size", 16, 95),),

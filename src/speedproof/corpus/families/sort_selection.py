@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from speedproof.corpus.families.base import (
+    ContractArgs,
     Family,
     Knobs,
     Size,
     Template,
     at_least,
     int_list,
+    items,
     render,
     sizes,
 )
@@ -104,6 +106,10 @@ def _slow_insertion_while(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items()], []
+
+
 FAMILY = Family(
     name="sort_selection",
     seen=False,
@@ -114,6 +120,7 @@ FAMILY = Family(
         Template("insertion_while", "frozen_heldout", _slow_insertion_while, _fast, 220),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: (
         isinstance(out, list) and isinstance(args[0], list) and len(out) < len(args[0])

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from speedproof.corpus.families.base import (
+    ContractArgs,
     Family,
     Knobs,
     Size,
     Template,
     dense_list,
     dense_then_wide,
+    int_item,
     int_list,
+    items,
     render,
     sizes,
+    takes_floats,
 )
 from speedproof.functions.case import InputSpec, Json
 
@@ -131,6 +135,10 @@ def _slow_all_comprehension(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items(int_item(takes_floats(k)))], []
+
+
 FAMILY = Family(
     name="stable_dedup",
     seen=True,
@@ -143,6 +151,7 @@ FAMILY = Family(
         Template("all_comprehension", "frozen_seen", _slow_all_comprehension, _fast, 120),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: (
         isinstance(out, list) and isinstance(args[0], list) and len(out) < len(args[0])

@@ -6,7 +6,17 @@ The slow forms defeat CPython's in-place `s = s + t` shortcut on purpose (`s + s
 
 from __future__ import annotations
 
-from speedproof.corpus.families.base import Family, Knobs, Size, Template, int_list, render, sizes
+from speedproof.corpus.families.base import (
+    ContractArgs,
+    Family,
+    Knobs,
+    Size,
+    Template,
+    int_list,
+    items,
+    render,
+    sizes,
+)
 from speedproof.functions.case import InputSpec, Json
 
 V = 9000
@@ -123,6 +133,10 @@ def _fast_between(k: Knobs) -> str:
     )
 
 
+def _contract(k: Knobs) -> ContractArgs:
+    return [items()], []
+
+
 FAMILY = Family(
     name="string_concat",
     seen=False,
@@ -133,6 +147,7 @@ FAMILY = Family(
         Template("between_while", "frozen_heldout", _slow_between_while, _fast_between, 2000),
     ),
     inputs=_inputs,
+    contract=_contract,
     edges=_edges,
     hit=lambda args, out: isinstance(args[0], list) and len(args[0]) >= 2,
     slots=(("sep", 0, 99),),
