@@ -47,6 +47,7 @@ from speedproof.measure.instructions import (
 from speedproof.measure.pinning import describe as describe_cpus
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.readings import size_comparison
+from speedproof.measure.refusals import candidate_refusal
 from speedproof.measure.runner import Sample, measurement_fault
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
@@ -737,12 +738,15 @@ class Judge:
     def _instructions(
         self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult
     ) -> list[Comparison]:
-        """The instruction lane on every representative workload (baseline counts cached)."""
+        """The instruction lane on every representative workload (baseline counts cached), and on
+        the unseen ones (holdouts, twins) when the verdict rests on it (docs/adr/0064)."""
         if not self._instructions_on():
             return []
+        rests_on = self.manifest.policy.primary_metric == "instructions"
+        tiers = ("representative", "holdout") if rests_on else ("representative",)
         found: list[Comparison] = []
         for workload in self.manifest.workloads:
-            if workload.tier != "representative":
+            if workload.tier not in tiers:
                 continue
             start = time.perf_counter()
             self.progress("instructions", f"{workload.id}: counting under Cachegrind")
@@ -768,6 +772,11 @@ class Judge:
             fault = baseline_fault(readings["baseline"])
             if fault is not None:
                 raise measurement_fault(workload.id, fault)
+            refused = candidate_refusal(
+                readings["baseline"], readings["candidate"], rests_on_instructions=rests_on
+            )
+            if refused is not None:
+                raise _Ended(refused)
             found.append(comparison)
         return found
 

@@ -12,7 +12,13 @@ reads it from files in a folder bound writable into the sandbox. Both run
   a run 2-3x slower and add figures no policy reads.
 - `-q` keeps valgrind's banner out of the program's stderr. Valgrind 3.19 still prints warnings
   about the host's cache geometry (`--1-- warning: L3 cache found …`) even with the simulation
-  off, so a caller that compares the program's stderr must also pass `log_file`.
+  off, so a caller that compares the program's stderr must also pass `log_file`. With a log file
+  `-q` is left out: the banner and the `I refs` summary go to the file, where they say which
+  processes started and which ended with a count (`speedproof.measure.escapes`).
+- `--command-line-only=yes`: valgrind reads no `.valgrindrc` and no `VALGRIND_OPTS`, and
+  passes that on to every child it follows. Without it a `.valgrindrc` the candidate adds to
+  its own folder, the run's working directory, could say `--trace-children-skip=*`: the child
+  then runs natively and its instructions are not counted (docs/adr/0064).
 """
 
 from __future__ import annotations
@@ -48,8 +54,11 @@ def cachegrind_prefix(
     `out_file` and `log_file` may hold `%p` (valgrind puts the process id there), which a run
     with `trace_children` needs: every process it starts writes its own output file.
     """
-    prefix = [setarch, platform.machine(), "-R", valgrind, "--tool=cachegrind"]
-    prefix += ["--cache-sim=no", "--branch-sim=no", "-q"]
+    prefix = [setarch, platform.machine(), "-R", valgrind, "--command-line-only=yes"]
+    prefix.append("--tool=cachegrind")
+    prefix += ["--cache-sim=no", "--branch-sim=no"]
+    if log_file is None:
+        prefix.append("-q")
     if trace_children:
         prefix.append("--trace-children=yes")
     if log_file is not None:

@@ -12,13 +12,17 @@ nothing. See docs/adr/0021-instruction-lane.md.
 
 Every run is also a behaviour check: with `check` given, the program's stdout, stderr, exit
 code and output files under valgrind must match the behaviour gate's reference, and a run that
-does not is an error in the reading, not a count. On the baseline such a run is a fault of the
-baseline, not the candidate's: the judge stops with an infrastructure error (`baseline_fault`).
-Valgrind's own messages go to a log file in the run's folder, so the program's stderr stays the
-program's.
+does not is an error in the reading, not a count; the differences are kept (`behaviour`), and
+on the candidate they reject it like any behaviour change (`speedproof.measure.refusals`). On
+the baseline such a run is a fault of the baseline, not the candidate's: the judge stops with an
+infrastructure error (`baseline_fault`). Valgrind's own messages go to a log file a process in
+the run's folder, so the program's stderr stays the program's.
 
 The count is the sum over every process of the run (`--trace-children=yes`, one output file a
-process): a target that is a shell script starting its worker is counted whole.
+process): a target that is a shell script starting its worker is counted whole. A process that
+started and wrote no count (killed by a signal, or still running when the sandbox's PID namespace
+died) makes the run's count a part of the work: the run has no count, and the processes are
+named (`escaped`, `speedproof.measure.escapes`).
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ from speedproof.measure.cachegrind import (
     MeasurementError,
     cachegrind_prefix,
     locate_cachegrind,
-    sum_total_ir,
 )
+from speedproof.measure.escapes import discarded, discarded_beyond, escaped, process_counts
+from speedproof.measure.opens import FolderOpens
 from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.runner import RepetitionCheck
 from speedproof.program import Invocation, Side
@@ -114,6 +119,13 @@ class InstructionRun:
     stdout_sha256: str
     error: str | None
     wall_s: float = 0.0
+    # How the run's output differed from the behaviour gate's reference, when it did.
+    behaviour: tuple[str, ...] = ()
+    # One reason a process of the run that started and wrote no count (`escapes.escaped`).
+    escaped: tuple[str, ...] = ()
+    # The command line that replaced each program whose count `exec` discarded
+    # (`escapes.discarded`); the candidate's may be no more than the baseline's.
+    replaced: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -193,32 +205,49 @@ def _exit_words(result: ProcessResult, invocation: Invocation) -> tuple[str, ...
     return (f"exit status {result.exit_code}, the workload expects {expected}: {tail}".strip(),)
 
 
+@dataclass(frozen=True)
+class _Classified:
+    ir: int | None = None
+    error: str | None = None
+    behaviour: tuple[str, ...] = ()
+    escaped: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+
+
 def _classify(
     result: ProcessResult,
     invocation: Invocation,
     check: RepetitionCheck | None,
     folder: Path,
     timeout_s: float,
-) -> tuple[int | None, str | None]:
-    """(count, None) for a good run, (None, why) otherwise; valgrind's failures come first, so a
-    program that never started is not reported as a behaviour change."""
+    opens: FolderOpens,
+) -> _Classified:
+    """The run's count, or why there is none; valgrind's failures come first, so a program that
+    never started is not reported as a behaviour change, then processes that escaped counting,
+    then the behaviour check."""
     if result.timed_out:
-        return None, f"timed out after {timeout_s:.3g} s under Cachegrind"
-    outputs = list(folder.glob("cachegrind.*.out"))
-    if not outputs:
+        return _Classified(error=f"timed out after {timeout_s:.3g} s under Cachegrind")
+    if not list(folder.glob("cachegrind.*.out")):
         said = _log_tail(folder) or result.tail(_LOG_LIMIT).strip()
-        return None, f"Cachegrind wrote no count (exit status {result.exit_code}): {said}"
+        return _Classified(
+            error=f"Cachegrind wrote no count (exit status {result.exit_code}): {said}"
+        )
     try:
-        ir = sum_total_ir(outputs)
+        counts = process_counts(folder, opens.opens())
     except MeasurementError as exc:
-        return None, str(exc)
+        return _Classified(error=str(exc))
+    replaced = discarded(counts, invocation.program.root)
+    hidden = escaped(counts)
+    if hidden:
+        return _Classified(error="; ".join(hidden), escaped=hidden)
     if check is not None:
         differences = check.differences(invocation, result)
     else:
         differences = _exit_words(result, invocation)
     if differences:
-        return None, "behaviour under Cachegrind differs: " + "; ".join(differences)
-    return ir, None
+        error = "behaviour under Cachegrind differs: " + "; ".join(differences)
+        return _Classified(error=error, behaviour=differences, replaced=replaced)
+    return _Classified(ir=sum(count.ir or 0 for count in counts), replaced=replaced)
 
 
 def _count_once(
@@ -244,16 +273,26 @@ def _count_once(
         spec = replace(program.spec(), writable=(*program.writable, folder), env=dict(env))
         if check is not None:
             check.prepare(invocation)
-        result = run_process(
-            (*prefix, *invocation.argv),
-            cwd=program.root,
-            sandbox=sandbox,
-            spec=spec,
-            timeout_s=timeout_s,
-            stdin=invocation.stdin,
-        )
-        ir, error = _classify(result, invocation, check, folder, timeout_s)
-    return InstructionRun(ir, result.exit_code, result.stdout_sha256, error, result.wall_s)
+        with FolderOpens(folder) as opens:
+            result = run_process(
+                (*prefix, *invocation.argv),
+                cwd=program.root,
+                sandbox=sandbox,
+                spec=spec,
+                timeout_s=timeout_s,
+                stdin=invocation.stdin,
+            )
+            found = _classify(result, invocation, check, folder, timeout_s, opens)
+    return InstructionRun(
+        found.ir,
+        result.exit_code,
+        result.stdout_sha256,
+        found.error,
+        result.wall_s,
+        behaviour=found.behaviour,
+        escaped=found.escaped,
+        replaced=found.replaced,
+    )
 
 
 def count_instructions(
@@ -316,6 +355,17 @@ def baseline_fault(reading: InstructionReading) -> str | None:
         if run.ir is None:
             return f"baseline run {index} under Cachegrind failed: {run.error or 'no count'}"
     return None
+
+
+def exec_escapes(baseline: InstructionReading, candidate: InstructionReading) -> tuple[str, ...]:
+    """Programs of a candidate's run whose count `exec` discarded, beyond the baseline's first
+    run's on the same workload: a count the candidate hid, one reason each."""
+    reference = baseline.runs[0].replaced if baseline.runs else ()
+    for run in candidate.runs:
+        extra = discarded_beyond(reference, run.replaced)
+        if extra:
+            return extra
+    return ()
 
 
 def _mean(reading: InstructionReading) -> float:
@@ -443,6 +493,9 @@ def instruction_comparison(
         )
     if baseline.workload != candidate.workload:
         raise ValueError(f"cannot compare {baseline.workload!r} with {candidate.workload!r}")
+    hidden = exec_escapes(baseline, candidate)
+    if hidden:
+        return _unsupported(baseline, candidate, tier, "candidate " + "; ".join(hidden))
     # A candidate counted once is enough when the baseline has shown, by repeating, that this
     # target counts deterministically under the lane's settings (the judge runs a candidate
     # once when the lane is a secondary reading; evaluate.Judge._repeats).
