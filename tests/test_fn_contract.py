@@ -187,3 +187,18 @@ def test_every_known_fast_source_agrees_with_its_reference_on_the_whole_contract
         for args in contract_inputs(pair.case.contract, 9):
             got, want = fast(*_fresh(args)), slow(*_fresh(args))
             assert json.dumps(got) == json.dumps(want), (pair.case.id, str(args)[:200])
+
+
+@pytest.mark.slow
+def test_a_rejection_names_the_smallest_contract_input_that_still_fails() -> None:
+    """Hypothesis shrinks the failing draw: the length that triggers the bug stays, the values
+    go to 0 (the first and last items are the extremes this draw placed there)."""
+    from speedproof.functions.counterexample import counterexample
+
+    pair = _pair("running_aggregate")
+    body = pair.fast_source.splitlines()
+    trap = "\n".join([body[0], "    if len(xs) % 89 == 53:", "        return None", *body[1:]])
+    found = counterexample(pair.case, trap + "\n", seed=4)
+    assert found is not None and len(found[0]) == 53
+    assert found[0][1:-1] == [0] * 51
+    assert counterexample(pair.case, pair.fast_source, seed=4) is None

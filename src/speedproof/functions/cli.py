@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,8 +16,8 @@ from rich.text import Text
 from speedproof.cli_errors import fail, fail_on
 from speedproof.cluster.options import ClusterOption, WorkersOption
 from speedproof.cluster.spec import DEFAULT_WORKERS
-from speedproof.errors import SpeedproofError
-from speedproof.functions.case import load_case
+from speedproof.errors import PatchError, SpeedproofError
+from speedproof.functions.case import Case, Json, load_case
 from speedproof.functions.verify import VerifyResult, verify_candidate, verify_patch
 
 if TYPE_CHECKING:
@@ -111,6 +112,14 @@ def verify_command(
     corpus: Annotated[
         Path | None, typer.Option(help="Corpus where --batch rows' case_id are looked up.")
     ] = None,
+    counterexample: Annotated[
+        bool,
+        typer.Option(
+            "--counterexample",
+            help="On a rejection, shrink the first failing contract input and print it "
+            "(for the operator: hidden inputs are never shown to a model).",
+        ),
+    ] = False,
 ) -> None:
     """Verify CANDIDATE against CASE: exit 0 passed, 1 rejected, 3 infrastructure error.
 
@@ -133,15 +142,39 @@ def verify_command(
     except (OSError, ValidationError, ValueError) as exc:
         kind = type(exc).__name__
         raise fail(f"cannot read input: {exc}", as_json=json_output, kind=kind) from exc
+    chosen = secrets.randbits(62) if seed is None and counterexample else seed
     if candidate.suffix == ".py":
-        result = verify_candidate(loaded, text, seed=seed, random_count=random, runs=runs)
+        result = verify_candidate(loaded, text, seed=chosen, random_count=random, runs=runs)
     else:
-        result = verify_patch(loaded, text, seed=seed, random_count=random, runs=runs)
+        result = verify_patch(loaded, text, seed=chosen, random_count=random, runs=runs)
+    whole = candidate.suffix == ".py"
+    found = _counterexample(loaded, text, whole, result, chosen) if counterexample else None
     if json_output:
-        typer.echo(result.model_dump_json(indent=2))
+        document = result.model_dump(mode="json")
+        if counterexample:
+            document["counterexample"] = found
+        typer.echo(json.dumps(document, indent=2))
     else:
         _show(result, console)
+        if found is not None:
+            console.print(Text(f"smallest failing contract input: {json.dumps(found)}"))
     raise typer.Exit(exit_code(result))
+
+
+def _counterexample(
+    case: Case, text: str, whole: bool, result: VerifyResult, seed: int | None
+) -> Json:
+    """The shrunk failing contract input of a wrong candidate (None when there is none)."""
+    from speedproof.functions.counterexample import counterexample
+    from speedproof.functions.patches import apply_patch
+
+    if result.category != "semantic" or seed is None:
+        return None
+    try:
+        source = text if whole else apply_patch(case.reference_source, text)
+    except PatchError:
+        return None
+    return counterexample(case, source, seed)
 
 
 def _verify_batch(

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import hypothesis
+import hypothesis.errors
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
@@ -152,12 +155,16 @@ def plan(contract: Contract) -> list[int]:
     return [*range(arg.min_len, top + 1), *contract.sizes]
 
 
+def _seed_of(key: str) -> int:
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+
+
 def _example(strategy: SearchStrategy[list[Json]], key: str) -> list[Json]:
     seen: list[list[Json]] = []
 
     # `@given` rather than `find`: a found example is replayed and pretty-printed for a report
     # nobody reads, which took two thirds of the drawing time.
-    @hypothesis.seed(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
+    @hypothesis.seed(_seed_of(key))
     @_SETTINGS
     @hypothesis.given(strategy)
     def collect(value: list[Json]) -> None:
@@ -209,11 +216,70 @@ def _chunks(lengths: list[int]) -> list[list[int]]:
     return chunks
 
 
+@dataclass(frozen=True)
+class Group:
+    """Inputs drawn as one Hypothesis example: their lengths, the index of the first, its key."""
+
+    lengths: list[int]
+    start: int
+    key: str
+
+    def strategy(self, contract: Contract) -> SearchStrategy[list[list[Json]]]:
+        parts = (input_strategy(contract, length) for length in self.lengths)
+        return st.tuples(*parts).map(list)
+
+
+def groups(contract: Contract, seed: int) -> list[Group]:
+    """The Hypothesis examples one verification's contract inputs come from, in order."""
+    found, start = [], 0
+    for number, chunk in enumerate(_chunks(plan(contract))):
+        found.append(Group(chunk, start, f"{seed}:{number}"))
+        start += len(chunk)
+    return found
+
+
 def contract_inputs(contract: Contract, seed: int) -> list[list[Json]]:
     """Every contract input of one verification, in `plan` order; the same for the same seed."""
     drawn: list[list[Json]] = []
-    for number, chunk in enumerate(_chunks(plan(contract))):
-        strategy = st.tuples(*(input_strategy(contract, length) for length in chunk))
-        group = _example(strategy.map(list), f"{seed}:{number}")
-        drawn += [_place(contract, value, len(drawn) + at) for at, value in enumerate(group)]
+    for group in groups(contract, seed):
+        values = _example(group.strategy(contract), group.key)
+        drawn += [_place(contract, value, group.start + at) for at, value in enumerate(values)]
     return drawn
+
+
+class _Fails(Exception):
+    """Raised inside a shrinking run: this example still fails."""
+
+
+_SHRINK = settings(
+    _SETTINGS,
+    phases=[Phase.generate, Phase.shrink],
+    verbosity=hypothesis.Verbosity.quiet,
+    report_multiple_bugs=False,
+    print_blob=False,
+)
+
+
+def shrink(
+    contract: Contract, group: Group, position: int, fails: Callable[[list[Json]], bool]
+) -> list[Json] | None:
+    """The smallest input Hypothesis's shrinker finds that still `fails`, starting from the
+    group's example (drawn again from its key), whose input at `position` failed: the lengths
+    stay, the values shrink towards 0 and towards repeats. None when the failure does not repeat.
+    """
+    smallest: list[list[Json]] = []
+
+    @hypothesis.seed(_seed_of(group.key))
+    @_SHRINK
+    @hypothesis.given(group.strategy(contract))
+    def probe(values: list[list[Json]]) -> None:
+        value = _place(contract, values[position], group.start + position)
+        if fails(value):
+            smallest[:] = [value]
+            raise _Fails
+
+    try:
+        probe()
+    except (_Fails, hypothesis.errors.Flaky):
+        return smallest[0] if smallest else None
+    return None
