@@ -20,7 +20,7 @@ def test_every_workload_with_inputs_gets_its_variants_and_each_option_its_edges(
     tmp_path: Path,
 ) -> None:
     workloads = load_manifest(LOGSTAT).manifest.workloads
-    made = make_variants(workloads, LOGSTAT, tmp_path, seed=42, count=6)
+    made = [recipe.make() for recipe in make_variants(workloads, LOGSTAT, tmp_path, 42, 6)]
     content = [v for v in made if not v.argv]
     assert [w.id for w in varied_workloads(workloads)] == [w.id for w in workloads]
     assert len(content) == 6 * len(workloads)
@@ -45,7 +45,7 @@ def test_the_same_seed_makes_the_same_variants_and_another_seed_others(tmp_path:
 
     def contents(seed: int, into: str) -> list[bytes]:
         made = make_variants(workloads, LOGSTAT, (tmp_path / into), seed=seed, count=3)
-        return [Path(v.workload.files[0]).read_bytes() for v in made]
+        return [Path(r.make().workload.files[0]).read_bytes() for r in made]
 
     for into in ("a", "b", "c"):
         (tmp_path / into).mkdir()
@@ -56,4 +56,4 @@ def test_the_same_seed_makes_the_same_variants_and_another_seed_others(tmp_path:
 def test_a_workload_whose_inputs_are_of_kind_none_has_no_content_variants(tmp_path: Path) -> None:
     workload = load_manifest(LOGSTAT).manifest.workloads[0].model_copy(update={"mutator": "none"})
     made = make_variants([workload], LOGSTAT, tmp_path, seed=3, count=5)
-    assert all(v.argv for v in made) and made
+    assert all(r.argv for r in made) and made

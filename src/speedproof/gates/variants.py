@@ -17,7 +17,6 @@ gate: the candidate is rejected, naming the variant and the first differing line
 
 from __future__ import annotations
 
-import random
 import re
 import secrets
 import time
@@ -41,7 +40,7 @@ from speedproof.gates.behaviour import (
 from speedproof.inputs.twins import declared_inputs
 from speedproof.inputs.unseen import reads_holdout, show
 from speedproof.inputs.variant_settings import VariantSettings
-from speedproof.inputs.variants import VariantRun, argv_variants, content_variants
+from speedproof.inputs.variants import Recipe, VariantRun, argv_variants, content_variants
 from speedproof.manifest import Behaviour, Manifest, Normalise, Workload
 from speedproof.measure.runner import run_invocation
 from speedproof.program import Invocation, Program
@@ -59,12 +58,14 @@ LISTED = 60
 
 @dataclass(frozen=True)
 class Checked:
-    variant: VariantRun
+    recipe: Recipe
     status: Status
     words: tuple[str, ...] = ()
+    # What the mutators did, in words; empty for a variant never made.
+    description: str = ""
 
     def describe(self) -> str:
-        head = f"{self.variant.workload.id} ({self.variant.description}): {self.status}"
+        head = f"{self.recipe.ident} ({self.description or 'not made'}): {self.status}"
         return "; ".join([head, *self.words])
 
 
@@ -76,7 +77,7 @@ class VariantsResult:
 
     def differences(self) -> tuple[str, ...]:
         return tuple(
-            f"{PREFACE}: {c.variant.workload.id} ({c.variant.description}): {'; '.join(c.words)}"
+            f"{PREFACE}: {c.recipe.ident} ({c.description}): {'; '.join(c.words)}"
             for c in self.checked
             if c.status == "differs"
         )
@@ -85,9 +86,9 @@ class VariantsResult:
         """Content variants compared per workload (argv variants are on top of the count)."""
         counts: dict[str, int] = {}
         for c in self.checked:
-            if not c.variant.argv:
-                counts.setdefault(c.variant.origin, 0)
-                counts[c.variant.origin] += c.status == "agree"
+            if not c.recipe.argv:
+                counts.setdefault(c.recipe.origin, 0)
+                counts[c.recipe.origin] += c.status == "agree"
         return counts
 
     def short(self) -> str | None:
@@ -130,17 +131,16 @@ def varied_workloads(workloads: Sequence[Workload]) -> list[Workload]:
 
 def make_variants(
     workloads: Sequence[Workload], root: Path, scratch: Path, seed: int, count: int
-) -> list[VariantRun]:
+) -> list[Recipe]:
     """Every variant of one judgement, drawn from its seed: argv ones first (each runs on a
     50-record slice, so a deleted option check is found in the first second), then content
-    ones."""
+    ones. Each is made when a worker comes to it."""
     chosen = varied_workloads(workloads)
-    made: list[VariantRun] = []
+    made: list[Recipe] = []
     if count:
-        made.extend(argv_variants(chosen, root, scratch, random.Random(f"{seed}:argv")))
+        made.extend(argv_variants(chosen, root, scratch, f"{seed}:argv"))
     for workload in chosen:
-        rng = random.Random(f"{seed}:{workload.id}:variants")
-        made.extend(content_variants(workload, root, scratch, rng, count))
+        made.extend(content_variants(workload, root, scratch, str(seed), count))
     return made
 
 
@@ -174,30 +174,33 @@ def _run(
     return result.timed_out, seen
 
 
-def _check(variant: VariantRun, sides: VariantSides) -> Checked:
+def _check(recipe: Recipe, sides: VariantSides) -> Checked:
+    variant = recipe.make()
+
+    def checked(status: Status, words: tuple[str, ...] = ()) -> Checked:
+        return Checked(recipe, status, words, variant.description)
+
     # The baseline's second run is asked for only where the sides differ: a variant both answer
     # alike is agreement whatever a second run would say, and this saves a third of the runs.
     mode = sides.modes.get(variant.origin, "exact")
     late, reference = _run(sides.baseline, variant, sides, mode)
     if late:
-        return Checked(variant, "skipped", ("the baseline timed out",))
+        return checked("skipped", ("the baseline timed out",))
     late, seen = _run(sides.candidate, variant, sides, mode)
     found = describe_differences(reference, seen)
     if not found:
-        return Checked(variant, "agree")
+        return checked("agree")
     _, again = _run(sides.baseline, variant, sides, mode)
     if again.fingerprint != reference.fingerprint:
         moved = describe_differences(reference, again, labels=("first baseline run", "second"))
-        return Checked(
-            variant, "skipped", ("the baseline differs from itself: " + "; ".join(moved),)
-        )
+        return checked("skipped", ("the baseline differs from itself: " + "; ".join(moved),))
     if late:
         found = (f"the candidate timed out after {variant.workload.timeout_s:g} s",)
-    return Checked(variant, "differs", found)
+    return checked("differs", found)
 
 
 def check_variants(
-    variants: Sequence[VariantRun],
+    variants: Sequence[Recipe],
     sides: VariantSides,
     settings: VariantSettings,
 ) -> VariantsResult:
@@ -205,10 +208,10 @@ def check_variants(
     start = time.perf_counter()
     stop: list[bool] = []
 
-    def one(variant: VariantRun) -> Checked:
+    def one(recipe: Recipe) -> Checked:
         if stop or time.perf_counter() - start > settings.budget_s:
-            return Checked(variant, "not-run")
-        checked = _check(variant, sides)
+            return Checked(recipe, "not-run")
+        checked = _check(recipe, sides)
         if checked.status == "differs":
             stop.append(True)
         return checked

@@ -12,6 +12,7 @@ be made again from its ledger record.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import secrets
@@ -109,46 +110,54 @@ class _Descriptions:
         return "; ".join(self.words) or "inputs as they are"
 
 
+@dataclass(frozen=True)
+class Recipe:
+    """A variant not made yet: the gate's workers make it just before they run it, so that
+    making one overlaps the other worker's runs, and a variant the budget never reaches is never
+    made. Each draws from its own `random.Random`, seeded by the judgement's seed and its id."""
+
+    ident: str
+    origin: str
+    make: Callable[[], VariantRun]
+    argv: bool = False
+
+
 def content_variants(
-    workload: Workload, root: Path, scratch: Path, rng: random.Random, count: int
-) -> list[VariantRun]:
+    workload: Workload, root: Path, scratch: Path, seed: str, count: int
+) -> list[Recipe]:
     """`count` variants of `workload`'s inputs (none when every input's kind is "none")."""
     declared = declared_inputs(workload)
-    contents = {name: (root / name).read_bytes() for name in declared}
-    kinds = {name: _kind(workload, name, contents[name]) for name in declared}
+    kinds = {name: _kind(workload, name, (root / name).read_bytes()) for name in declared}
     if all(kind == "none" for kind in kinds.values()):
         return []
-    made: list[VariantRun] = []
-    for index in range(count):
+
+    def make(index: int) -> VariantRun:
+        rng = random.Random(f"{seed}:{workload.id}:{index}")
         words = _Descriptions()
 
-        def change(
-            path: str, content: bytes, index: int = index, words: _Descriptions = words
-        ) -> bytes:
+        def change(path: str, content: bytes) -> bytes:
             if kinds[path] == "none":
                 return content
             variant = make_variant(content, kinds[path], rng, index)
             return words.keep(path, variant, len(declared) > 1)
 
-        ident = f"{workload.id}#{index + 1}"
         folder = _fresh(scratch)
-        made.append(
-            VariantRun(
-                _with_inputs(workload, root, folder, change, ident=ident),
-                workload.id,
-                words.text(),
-                folder,
-            )
-        )
-    return made
+        ident = f"{workload.id}#{index + 1}"
+        varied = _with_inputs(workload, root, folder, change, ident=ident)
+        return VariantRun(varied, workload.id, words.text(), folder)
+
+    return [
+        Recipe(f"{workload.id}#{i + 1}", workload.id, functools.partial(make, i))
+        for i in range(count)
+    ]
 
 
 def argv_variants(
-    workloads: Sequence[Workload], root: Path, scratch: Path, rng: random.Random
-) -> list[VariantRun]:
+    workloads: Sequence[Workload], root: Path, scratch: Path, seed: str
+) -> list[Recipe]:
     """Each numeric option value set to its edges, once per (option, edge) across `workloads`,
     on a small slice of the first workload's inputs that names the option."""
-    made: list[VariantRun] = []
+    made: list[Recipe] = []
     seen: set[tuple[str, str]] = set()
     for workload in workloads:
         for index, option, value in option_values(workload.args):
@@ -156,7 +165,11 @@ def argv_variants(
                 if (option, edge) in seen or edge == value:
                     continue
                 seen.add((option, edge))
-                made.append(_argv_variant(workload, root, scratch, rng, (index, option, edge)))
+                where = (index, option, edge)
+                ident = f"{workload.id}#{option.lstrip('-')}={edge}"
+                rng = random.Random(f"{seed}:{ident}")
+                make = functools.partial(_argv_variant, workload, root, scratch, rng, where)
+                made.append(Recipe(ident, workload.id, make, argv=True))
     return made
 
 
