@@ -17,6 +17,7 @@ from speedproof.gates.variants import (
 )
 from speedproof.inputs.variant_settings import VariantSettings
 from speedproof.manifest import Behaviour, Workload
+from speedproof.measure.process import run_process
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.toolchains.base import Tree
@@ -136,3 +137,22 @@ def test_two_sides_that_crash_alike_from_code_at_other_paths_and_lines_agree(
     (tmp_path / "again").mkdir()
     caught = _check(tmp_path / "again", sandbox, wrong, VariantSettings(count=5), crashing)
     assert caught.differences() and "KeyError" in caught.differences()[0]
+
+
+def test_a_run_without_the_launcher_reports_alike_and_still_stops_at_its_timeout(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    program = _program(tmp_path, "baseline", "import sys\nprint(sys.argv[1:])\nsys.exit(3)\n")
+    spec = program.spec()
+    argv = [*program.argv, "a b"]
+    measured = run_process(argv, cwd=program.root, sandbox=sandbox, spec=spec, timeout_s=30)
+    plain = run_process(
+        argv, cwd=program.root, sandbox=sandbox, spec=spec, timeout_s=30, launcher=False
+    )
+    assert (plain.exit_code, plain.stdout, plain.stderr) == (3, b"['a b']\n", b"")
+    assert (measured.exit_code, measured.stdout) == (plain.exit_code, plain.stdout)
+    sleeper = [*program.argv[:1], "-c", "import time; time.sleep(30)"]
+    late = run_process(
+        sleeper, cwd=program.root, sandbox=sandbox, spec=spec, timeout_s=0.5, launcher=False
+    )
+    assert late.timed_out and late.wall_s < 10
