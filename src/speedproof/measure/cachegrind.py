@@ -27,8 +27,6 @@ import functools
 import platform
 import shutil
 import subprocess
-from collections.abc import Iterable
-from pathlib import Path
 
 from speedproof.errors import InfrastructureError
 
@@ -84,21 +82,6 @@ def parse_total_ir(text: str) -> int:
     if len(fields) != 1 or not fields[0].isdigit():
         raise MeasurementError(f"unreadable cachegrind summary {summaries[0]!r}")
     return int(fields[0])
-
-
-def sum_total_ir(files: Iterable[Path]) -> int:
-    """The Ir of every process of one run: the sum over its output files (one a process)."""
-    found = sorted(files)
-    if not found:
-        raise MeasurementError("cachegrind wrote no output file")
-    total = 0
-    for path in found:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise MeasurementError(f"cannot read {path.name}: {exc.strerror}") from exc
-        total += parse_total_ir(text)
-    return total
 
 
 @functools.cache
