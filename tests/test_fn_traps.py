@@ -10,15 +10,23 @@ case in `make test-slow`.
 
 from __future__ import annotations
 
+import functools
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from speedproof.cli import app
+from speedproof.corpus.generate import GenerationConfig, TrustedPair, build_pairs
 from speedproof.corpus.literals import DEFAULT_CORPUS
+from speedproof.corpus.prompts import canonical_patch
 from speedproof.corpus.splits import load_split
-from speedproof.corpus.traps import FAST_TRAPS, TRAPS, memorised_benchmarks
-from speedproof.functions.case import Case, benchmark_draws
+from speedproof.corpus.traps import FAST_TRAPS, FAST_TRAPS_BY_CLASS, TRAPS, memorised_benchmarks
+from speedproof.functions.case import Case, benchmark_draws, save_case, verification_inputs
 from speedproof.functions.verify import VerifyResult, verify_candidate
+from speedproof.reward import rewards
 
 
 def _cases(splits: tuple[str, ...], one_per_family: bool) -> list[Case]:
@@ -79,3 +87,134 @@ def test_memorised_benchmark_answers_are_right_on_the_draw_they_were_taken_from(
         want = reference["solve"](*json.loads(json.dumps(args)))  # type: ignore[operator]
         assert namespace["solve"](*json.loads(json.dumps(args))) == want  # type: ignore[operator]
     assert benchmark_draws(case, 1) != benchmark_draws(case, 2)
+
+
+# --- fast candidates wrong only outside corpus v2's draws (a case's contract closes them) --------
+#
+# Each class earned a positive reward on corpus v2 (seed 2, the code before contracts; ADR 0066):
+# clamped bounds 2.42 on prefix range query, garbage from 4,096 items 3.45 on distinct
+# cardinality, an IndexError past 4,096 items 3.12 on complement lookup, a table over
+# [-2000, 2000] 3.54 on hash membership, garbage when the first item exceeds 10^6 3.62 on running
+# aggregate, dropped float items and a bug on `len(xs) % 89 == 53` on hash membership and stable
+# deduplication.
+
+PAID_ON = {
+    "clamps-bounds-at-the-end": "prefix_range_query",
+    "garbage-from-4096-items": "distinct_cardinality",
+    "raises-past-4096-items": "complement_lookup",
+    "table-for-values-within-2000": "hash_membership",
+    "garbage-when-the-first-item-is-big": "running_aggregate",
+    "drops-float-items": "hash_membership",
+    "wrong-on-one-length-residue": "stable_dedup",
+}
+
+
+@functools.cache
+def _trusted() -> dict[str, TrustedPair]:
+    """The evaluation cases the generator draws under contracts (seed 7, the default sizes; the
+    corpus's own when it was generated without a redraw), each with its known-fast source."""
+    pairs = build_pairs(GenerationConfig())
+    return {pair.case.id: pair for pair in pairs if pair.split != "train"}
+
+
+def _evaluation_cases() -> list[Case]:
+    return [pair.case for pair in _trusted().values()]
+
+
+def _fast_trap(case: Case, kind: str) -> str | None:
+    return FAST_TRAPS_BY_CLASS[kind](case, _trusted()[case.id].fast_source)
+
+
+def _paid_case(kind: str) -> Case:
+    """The first dev case of the family the class was paid on, where the class applies."""
+    cases = [pair.case for pair in _trusted().values() if pair.split == "dev"]
+    family = PAID_ON[kind]
+    return next(c for c in cases if c.family == family and _fast_trap(c, kind) is not None)
+
+
+def _one_per_family() -> list[Case]:
+    firsts: dict[str, Case] = {}
+    for case in _evaluation_cases():
+        firsts.setdefault(case.family, case)
+    return list(firsts.values())
+
+
+def _assert_fast_trap_fails(case: Case, kind: str) -> None:
+    source = _fast_trap(case, kind)
+    if source is None:
+        pytest.skip(f"{kind} does not apply to {case.id}")
+    result = _verify(case, source)
+    assert result.status != "passed", (kind, case.id, result.detail)
+    assert result.reward is not None and result.reward <= 0.0, (kind, case.id, result)
+
+
+@pytest.mark.parametrize("kind", sorted(FAST_TRAPS_BY_CLASS))
+def test_a_fast_candidate_wrong_only_outside_the_old_draws_earns_nothing_where_it_was_paid(
+    kind: str,
+) -> None:
+    _assert_fast_trap_fails(_paid_case(kind), kind)
+
+
+def test_the_known_fast_source_itself_still_passes_where_the_traps_were_paid() -> None:
+    """The traps fail on their defect, not on the fast source they are built from."""
+    case = _paid_case("clamps-bounds-at-the-end")
+    result = _verify(case, _trusted()[case.id].fast_source)
+    assert result.status == "passed" and result.reward is not None and result.reward > 0
+
+
+def test_fn_verify_rejects_a_candidate_wrong_only_below_zero(tmp_path: Path) -> None:
+    case = _paid_case("clamps-bounds-at-the-end")
+    source = _fast_trap(case, "clamps-bounds-at-the-end")
+    assert source is not None
+    save_case(case, tmp_path / "case.json")
+    (tmp_path / "candidate.py").write_text(source, encoding="utf-8")
+    result = CliRunner().invoke(
+        app,
+        ["fn", "verify", str(tmp_path / "case.json"), str(tmp_path / "candidate.py"), "--json"],
+    )
+    verdict = json.loads(result.output)
+    # A bound below -len(xs) makes `prefix[lo]` raise; one above it reads the wrong sum.
+    assert verdict["status"] in ("mismatch", "candidate_error"), result.output
+    assert verdict["reward"] <= 0.0 and result.exit_code == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(FAST_TRAPS_BY_CLASS))
+def test_every_fast_trap_earns_nothing_on_every_evaluation_case(kind: str) -> None:
+    for case in _evaluation_cases():
+        source = _fast_trap(case, kind)
+        if source is not None:
+            result = _verify(case, source)
+            assert result.reward is not None and result.reward <= 0.0, (kind, case.id, result)
+
+
+@pytest.mark.slow
+def test_every_fast_trap_earns_nothing_through_the_reward_api() -> None:
+    """Every class on one case of every family, in one `rewards` call (wrong answers: -1.0)."""
+    chosen: list[tuple[Case, str]] = []
+    for case in _one_per_family():
+        for kind in sorted(FAST_TRAPS_BY_CLASS):
+            source = _fast_trap(case, kind)
+            if source is not None:
+                chosen.append((case, canonical_patch(case.reference_source, source)))
+    values = rewards([c for c, _ in chosen], [p for _, p in chosen], seed=2)
+    assert all(v is not None and v <= 0.0 for v in values), values
+
+
+def _run(source: str, args: list[Any]) -> str:
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)  # trusted: the corpus reference and a trap built here
+    return json.dumps(namespace["solve"](*json.loads(json.dumps(args))))
+
+
+@pytest.mark.slow
+def test_a_bug_on_one_residue_of_the_length_is_caught_on_all_of_100_seeds() -> None:
+    """v2's draws met `len(xs) % 89 == 53` on 24-46 of 100 seeds; the sweep meets it on each."""
+    case = _paid_case("wrong-on-one-length-residue")
+    trap = _fast_trap(case, "wrong-on-one-length-residue")
+    assert trap is not None
+    caught = 0
+    for seed in range(100):
+        inputs = verification_inputs(case, seed, 64).values
+        caught += any(_run(trap, a) != _run(case.reference_source, a) for a in inputs)
+    assert caught >= 99
