@@ -170,3 +170,14 @@ def test_a_workload_names_the_kind_of_its_inputs_and_a_bad_kind_names_its_line()
     fine = parse_manifest(text.replace("xml", "csv").replace("minimum = 7", "budget_s = 30"))
     assert fine.workloads[0].mutator == "csv"
     assert (fine.variants.count, fine.variants.required, fine.variants.budget_s) == (5, 5, 30)
+
+
+def test_an_altered_json_leaf_takes_a_value_hypothesis_draws_the_same_for_a_seed() -> None:
+    document = json.dumps([{"id": i, "tags": ["a", "b"]} for i in range(200)]).encode()
+    first = make_variant(document, "json", random.Random(12), 0)
+    again = make_variant(document, "json", random.Random(12), 0)
+    assert first == again and "a field altered" in first.description
+    values = json.loads(first.content)
+    assert isinstance(values, list)
+    originals = [{"id": i, "tags": ["a", "b"]} for i in range(200)]
+    assert sum(value not in originals for value in values) > len(values) / 2

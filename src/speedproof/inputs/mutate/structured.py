@@ -2,8 +2,9 @@
 top-level object), or one line; a field is a leaf (a number, a string, a boolean or null).
 
 Values are read and written by the standard `json` module, so a variant stays JSON that a JSON
-reader takes; only the values change: numbers at their edges, strings in another case or with
-a NUL, a lone surrogate or 5,000 characters, a key deleted, a value of another type.
+reader takes; only the values change: a leaf replaced by a JSON value Hypothesis draws (any
+shape, `drawn.py`), numbers at their edges, strings in another case or with a NUL, a lone
+surrogate or 5,000 characters, a key deleted, a value of another type.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from speedproof.inputs.mutate.drawn import json_values
 from speedproof.inputs.mutate.fields import (
     LONG_ODDS,
     FieldOp,
@@ -74,6 +76,9 @@ def _edited(leaf: Any, op: FieldOp, rng: random.Random) -> Any:
             return (text or "x") * (5000 // max(1, len(text)) + 1)
         at = rng.randint(0, len(text))
         return text[:at] + rng.choice(_ODD_TEXT) + text[at:]
+    if op == "alter":
+        # A value of any JSON shape in its place, as Hypothesis draws them from this seed.
+        return rng.choice(json_values(rng.getrandbits(32)))
     if isinstance(leaf, dict | list):
         return json.dumps(leaf)  # an empty array or object: a string in its place
     if isinstance(leaf, str):
