@@ -88,7 +88,9 @@ func BenchmarkCount(b *testing.B) {
 }
 """
 # A candidate that, in benchmark runs only (the test gate's runs see nothing), prints a result
-# line of its own and sends the harness's output, its real line included, to /dev/null.
+# line of its own and sends the harness's output, its real line included, to /dev/null. The
+# flag's name is built at run time: the guard refuses a plain "-test.bench=" in product code
+# (docs/adr/0060), and this forger tests the run-time defence behind it.
 GO_FORGE = """\
 package words
 
@@ -100,7 +102,7 @@ import (
 
 func init() {
 	for _, arg := range os.Args {
-		if strings.HasPrefix(arg, "-test.bench=") {
+		if strings.HasPrefix(arg, "-test"+".bench=") {
 			fmt.Println("BenchmarkCount-2 \\t {iterations}\\t {ns} ns/op\\t 0 B/op\\t 0 allocs/op")
 			if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
 				os.Stdout = null
