@@ -215,3 +215,12 @@ def test_every_bundled_patch_but_the_attacks_passes_both_guard_passes(
             assert not result.passed, patch.name
         else:
             assert result.passed, (patch.name, result.summary())
+
+
+def test_a_python_file_the_guard_cannot_parse_is_refused_as_unreadable(textstat: Path) -> None:
+    fast = '"""Faster words."""\n\ndef words(text:\n    return text.split()\n'
+
+    result = guard(textstat, make_patch(textstat, {"textstat/_fast.py": fast}))
+
+    said = {v.detail for v in refused_for(result, "unparsable-code")}
+    assert any(d.startswith("the candidate's code cannot be parsed") for d in said), said
