@@ -20,6 +20,7 @@ from speedproof.inputs.mutate.fields import FIELD_OPS, FieldOp
 from speedproof.inputs.mutate.format import Format
 from speedproof.inputs.mutate.kinds import Kind
 from speedproof.inputs.mutate.lines import Lines
+from speedproof.inputs.mutate.rename import renamed
 from speedproof.inputs.mutate.structured import Document, JsonLines
 from speedproof.inputs.mutate.table import Table
 
@@ -131,8 +132,9 @@ def small_slice(content: bytes, kind: Kind, rng: random.Random) -> Variant:
 
 def mutated_twin(content: bytes, kind: Kind, rng: random.Random) -> bytes:
     """`content` with every record kept and `TWIN_SHARE` of them changed gently (digits redrawn
-    no larger, words lent by other records); a binary file, or kind "none", comes back as it
-    is. The first record of a line-oriented file stays, as a header would."""
+    no larger, words lent by other records), then every word outside the format spelt anew
+    (`rename`); a binary file, or kind "none", comes back as it is. The first record of a
+    line-oriented file stays, as a header would, and so does a CSV's header."""
     if kind in ("none", "binary"):
         return content
     form = _format(kind)
@@ -144,4 +146,5 @@ def mutated_twin(content: bytes, kind: Kind, rng: random.Random) -> bytes:
     for at in range(keep_first, len(out)):
         if rng.random() < TWIN_SHARE:
             out[at] = form.twin_edit(out[at], rng, records)
-    return form.join(head, out)
+    kept = form.join(head, out[:keep_first])
+    return renamed(form.join(head, out), rng, keep=len(kept))
