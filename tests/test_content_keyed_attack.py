@@ -2,10 +2,11 @@
 
 The Go stored-answer attack of tests/test_unseen_inputs_attack.py, keyed by the SHA-256 of the
 input file instead of its argv and size. A twin that copies the bytes under a fresh name is
-then answered from the table and shows the same win, so the carry-over rule is satisfied and
-the cheat accepted. A workload marked `twin = "lines"` gets a twin that also leaves out a random
-twentieth of its lines: new content, nearly the same work; the table misses, the twin shows no
-win, and the verdict says why.
+then answered from the table and shows the same win; before docs/adr/0059 the carry-over rule
+read only that twin and the cheat was accepted. A copy-twin is seen input now, and the holdout
+`docs-holdout`, whose content no table holds, shows none of the win. A workload marked
+`twin = "lines"` gets a twin that also leaves out a random twentieth of its lines; the table
+misses, the twin shows no win, and the verdict says why.
 """
 
 from __future__ import annotations
@@ -82,11 +83,14 @@ def _judge(repo: Path, ledger: Path) -> Outcome:
 
 
 @pytest.mark.slow
-def test_with_twins_that_copy_the_bytes_the_content_keyed_attack_is_accepted(
+def test_with_twins_that_copy_the_bytes_the_content_keyed_attack_is_caught_by_the_holdout(
     tmp_path: Path,
 ) -> None:
     outcome = _judge(_logstat(tmp_path, "copy"), tmp_path / "ledger")
-    assert outcome.verdict.verdict == "accepted", outcome.verdict.reasons
+    assert outcome.verdict.verdict in ("rejected", "inconclusive"), outcome.verdict.reasons
+    assert outcome.verdict.reasons[0].startswith(CHEAT), outcome.verdict.reasons
+    assert "docs-holdout" in outcome.verdict.reasons[0], outcome.verdict.reasons
+    assert any("seen input" in note for note in outcome.verdict.notes), outcome.verdict.notes
 
 
 @pytest.mark.slow
