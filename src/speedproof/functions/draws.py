@@ -10,9 +10,9 @@ that a large main list stays cheap for an O(n*q) reference. Extremes of the item
 at the first and the last position on a fixed share of the inputs.
 
 Determinism: every group of inputs is one run of `hypothesis.given` over its strategy with
-`hypothesis.seed` set from (seed, group), no database and the generate phase only; the first two
-examples Hypothesis tries are its simplest ones, so the third is kept (or the last, when the
-strategy has fewer).
+`hypothesis.seed` set from (seed, group), no database and the generate phase only; the first
+example Hypothesis tries is its simplest one (all zeros), so the second is kept (or the first,
+when the strategy has no other).
 Lists longer than `HYPOTHESIS_ITEMS` exceed what one Hypothesis example holds (its choice buffer
 overruns near 8 KiB of choices): their first 32 items come from Hypothesis and the rest from a
 `random.Random` that Hypothesis seeds (`st.randoms(use_true_random=True)`).
@@ -41,7 +41,7 @@ Json = Any
 LANDMARKS = (0, 1, -1, 2, 2000, 2001, -2000, -2001, 10**6, 10**6 + 1, -(10**6) - 1)
 HYPOTHESIS_ITEMS = 160
 _HEAD = 32
-_KEEP = 3  # keep the third example: the first two are Hypothesis's simplest (all zeros)
+_KEEP = 2  # keep the second example: the first is Hypothesis's simplest (all zeros)
 _OTHER_CAP_LARGE = 16
 _CHUNK_INPUTS = 8
 _CHUNK_ITEMS = 320
@@ -171,7 +171,7 @@ def _example(strategy: SearchStrategy[list[Json]], key: str) -> list[Json]:
         seen.append(value)
 
     collect()
-    # The third example, or the last where the strategy has fewer (an empty list only).
+    # The second example, or the first where the strategy has no other (an empty list only).
     return seen[min(_KEEP, len(seen)) - 1]
 
 
