@@ -29,6 +29,9 @@ class IntArg(BaseModel):
     floats: bool = False
     float_lo: float = 0.0
     float_hi: float = 0.0
+    # Values drawn more often, not a precondition (never shown): for queries, the keys of the
+    # values the other arguments are often drawn with, so that a query hits on most inputs.
+    pool: list[int] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:

@@ -65,6 +65,9 @@ def int_strategy(arg: IntArg) -> SearchStrategy[Json]:
     parts: list[SearchStrategy[Json]] = [st.integers(arg.lo, arg.hi), st.sampled_from(edges)]
     if small is not None:
         parts.append(small)
+    pool = [v for v in arg.pool if arg.lo <= v <= arg.hi]
+    if pool:
+        parts.append(st.sampled_from(pool))
     if arg.floats:
         parts.append(st.floats(arg.float_lo, arg.float_hi, allow_nan=False, allow_infinity=False))
         whole = st.integers(int(max(arg.float_lo, -64)), int(min(arg.float_hi, 64)))

@@ -25,6 +25,7 @@ from speedproof.functions.case import (
     TupleSpec,
 )
 from speedproof.functions.contract import SWEEP, ArgContract, Contract, IntArg, ListArg, TupleArg
+from speedproof.functions.draws import LANDMARKS
 
 # Base ranges of the prelude literals (cut into split bands by `literals.band`).
 MODULUS = (100, 899)
@@ -303,6 +304,17 @@ def items(item: ArgContract | None = None, max_len: int = MAX_ITEMS) -> ListArg:
 
 def pairs() -> ListArg:
     return items(TupleArg(kind="tuple", items=[int_item(), int_item()]))
+
+
+def query_item(k: Knobs) -> IntArg:
+    """An int query, drawn often from the keys of the values items are often drawn with (the
+    range's ends, the landmarks, small values): a query independent of the items would almost
+    never hit, and a candidate wrong only on the items it mishandles would go unseen."""
+    key = k.prelude.key_function()
+    values = [-BIG, BIG, -BIG + 1, BIG - 1, *LANDMARKS, *range(-64, 65)]
+    keys = sorted({key(v) for v in values})
+    # An affine key of 10^18 is past 10^18: the range widens to hold every pooled key.
+    return IntArg(kind="int", lo=min(-BIG, keys[0]), hi=max(BIG, keys[-1]), pool=keys)
 
 
 def takes_floats(k: Knobs) -> bool:

@@ -15,6 +15,7 @@ from speedproof.corpus.families.base import (
     int_item,
     int_list,
     items,
+    query_item,
     render,
     sizes,
     takes_floats,
@@ -119,7 +120,7 @@ def _slow_while(k: Knobs) -> str:
 
 
 def _contract(k: Knobs) -> ContractArgs:
-    return [items(int_item(takes_floats(k))), items()], []
+    return [items(int_item(takes_floats(k))), items(query_item(k))], []
 
 
 FAMILY = Family(
