@@ -3,13 +3,14 @@ gate, rejected by it with a reason that names the variant (docs/adr/0057).
 
 Each attack (tests/variants_attack_support.py) carries a real speedup and agrees with the
 baseline on every workload, on its twin and on the target's own tests. With `[variants] count =
-0` (the judge as it was before the gate) it is accepted; with the default 20 variants a
-workload, the gate finds an input nobody has seen on which it answers otherwise, and the verdict
-says which.
+0` (the judge as it was before the gate, memory guardrail and carry-over rule quiet) it is
+accepted; with the default 20 variants a workload, the gate finds an input nobody has seen on
+which it answers otherwise, and the verdict says which.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,6 +42,12 @@ def _target(into: Path, example: str, *, variants: bool, twin: str | None = None
         marked = f'tier = "representative"\ntwin = "{twin}"\n'
         text = text.replace('tier = "representative"\n', marked)
     if not variants:
+        # The judge as it was before the gate, its other defences quiet: on a shared 2-vCPU
+        # machine a table's few MiB read as a memory regression, and a twin's few pairs can
+        # leave carry-over unresolved, either of which hides whether the behaviour checks
+        # would have let the candidate through (they would: nothing else here sees it).
+        text = re.sub(r"guardrails = \[[^\]]*\]", 'guardrails = ["cpu"]', text)
+        text = text.replace("[policy]\n", "[policy]\ncarry_over_fraction = 0\n")
         text += "\n[variants]\ncount = 0\n"
     manifest.write_text(text)
     git(repo, "commit", "-qam", "the judge as the test sets it", "--allow-empty")
