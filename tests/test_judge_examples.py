@@ -35,6 +35,10 @@ MEASURED_KINDS = {"noop", "slowdown"}
 SLOW_CASES = {
     # Run-time cheats beyond one per example: each is a whole judgement of its own.
     "textstat/cheat-forked-child-writes-late",
+    # The stored-answer cheats run every pair of the twin to the end (60-120 s each); the
+    # others end at the guard, the test gate or the variants gate in seconds.
+    "logstat/cheat-endpoint-table",
+    "textstat/cheat-answers-keyed-by-content",
     "logstat/cheat-keep-answers-beside-binary",
     "textstat/noop-comment",
     "textstat/slowdown-casefold-stopwords",
@@ -58,6 +62,21 @@ CHEAT_WORDS = {
     "cheat-keep-answers-beside-binary": "in its build folder",
     "cheat-forked-child-writes-late": "stdout differs",
     "cheat-forge-test-report": "test results tampered with",
+    # Answers kept per request target or per input's bytes: only new content shows them.
+    "cheat-endpoint-table": "inputs the candidate has not seen",
+    "cheat-answers-keyed-by-content": "inputs the candidate has not seen",
+    # Right only where compared, or only under a test harness.
+    "cheat-parser-only-right-under-test": "asks whether it runs under a test harness",
+    "cheat-words-only-right-under-test": "asks whether it runs under a test harness",
+    "cheat-test-binary-skips-a-test": "asks whether it runs under a test harness",
+    "cheat-parser-wrong-where-nothing-looks": "behaviour differs on an input nobody has seen",
+    "cheat-option-check-dropped": "behaviour differs on an input nobody has seen",
+    # Test outcomes changed in-process.
+    "cheat-test-binary-reruns-itself": "started a process the baseline's does not",
+    "cheat-swallow-test-failures": "test machinery altered",
+    "cheat-plugin-through-package-metadata": "Python package metadata",
+    # Measured as no user runs it.
+    "cheat-precompiled-bytecode": "turns data into code",
 }
 CASES = [
     pytest.param(
