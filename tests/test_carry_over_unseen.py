@@ -86,14 +86,17 @@ def test_a_twin_of_the_same_content_that_keeps_the_win_does_not_carry_it() -> No
     assert any("novel~twin" in n and "seen input" in n for n in verdict.notes), verdict.notes
 
 
-def test_with_only_a_twin_of_the_same_content_the_accept_stands_and_the_notes_say_so() -> None:
+def test_a_win_read_only_on_twins_of_the_same_content_is_not_resolved_and_says_so() -> None:
+    # A content-keyed table answers a copy as well as the original: a win shown there alone
+    # could be stored, so the accept waits for input the candidate has not seen.
     found = evidence(
         reading("novel", -35.0, tier="representative"),
         reading("novel~twin", -35.0, tier="holdout", seed=1),
         seen=("novel~twin",),
     )
     verdict = decide(found, RULES)
-    assert verdict.verdict == "accepted"
+    assert verdict.verdict == "inconclusive"
+    assert "was read only on novel~twin (seen input)" in verdict.reasons[0], verdict.reasons
     assert any("novel~twin" in n and "seen input" in n for n in verdict.notes), verdict.notes
 
 

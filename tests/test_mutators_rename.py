@@ -8,6 +8,8 @@ from pathlib import Path
 
 from speedproof.inputs.mutate import mutated_twin
 from speedproof.inputs.mutate.rename import renamed, renaming
+from speedproof.inputs.twins import make_twin
+from speedproof.manifest import Workload
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SHOP_LOG = EXAMPLES / "logstat" / "data" / "shop-2024-03-11.log"
@@ -71,3 +73,16 @@ def test_a_csv_twin_keeps_its_header_and_its_row_count() -> None:
     assert lines[0] == b"id,queue,body"
     assert len(lines) == 4
     assert b"billing" not in twin and b"network" not in twin
+
+
+def test_a_mutated_twin_of_a_binary_input_is_a_copy_and_named_one(tmp_path: Path) -> None:
+    """Binary inputs come out byte for byte: such a twin is seen input, like `twin = "copy"`."""
+    (tmp_path / "in.bin").write_bytes(b"\x7fELF\x00\x01\x02" * 50)
+    (tmp_path / "in.log").write_bytes(SHOP_LOG.read_bytes()[:20_000])
+    binary = Workload(id="b", tier="representative", args=["in.bin"], files=["in.bin"])
+    text = Workload(id="t", tier="representative", args=["in.log"], files=["in.log"])
+    binary_twin = make_twin(binary, tmp_path, tmp_path / "b", random.Random(1))
+    text_twin = make_twin(text, tmp_path, tmp_path / "t", random.Random(1))
+    assert binary_twin is not None and text_twin is not None
+    assert binary_twin.twin == "copy"
+    assert text_twin.twin == "mutated"

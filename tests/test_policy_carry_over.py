@@ -105,9 +105,28 @@ def test_a_win_without_a_twin_is_held_against_every_unseen_workload() -> None:
     assert "against 7.50%" in verdict.reasons[0]
 
 
-def test_a_workload_marked_input_specific_keeps_its_accept() -> None:
-    verdict = decide(stored_answer(), replace(RULES, input_specific=("novel",)))
-    assert verdict.verdict == "accepted"
+def test_a_win_marked_input_specific_is_held_against_its_own_twin_alone() -> None:
+    """logstat's slow-report builder: -20 % on the big API day and its twin, nothing on a small
+    holdout with few slow requests; the same marking does not let a stored answer through."""
+    specific = replace(RULES, input_specific=("novel",))
+    real = evidence(
+        reading("novel", -20.0, tier="representative"),
+        reading("novel~twin", -18.0, tier="holdout", seed=1),
+        reading("tickets-holdout", 0.5, tier="holdout", seed=2),
+    )
+    assert decide(real, RULES).verdict == "inconclusive"
+    assert decide(real, specific).verdict == "accepted"
+    verdict = decide(stored_answer(), specific)
+    assert verdict.verdict == "inconclusive"
+    assert "novel~twin" in verdict.reasons[0]
+
+
+def test_a_win_marked_input_specific_without_a_twin_keeps_its_accept() -> None:
+    found = evidence(
+        reading("novel", -85.0, tier="representative"),
+        reading("tickets-holdout", -0.5, tier="holdout", seed=2),
+    )
+    assert decide(found, replace(RULES, input_specific=("novel",))).verdict == "accepted"
 
 
 def test_without_unseen_readings_the_rule_has_nothing_to_say() -> None:

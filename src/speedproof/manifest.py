@@ -169,7 +169,8 @@ class Workload(_Strict):
     # A command that writes this workload's inputs into `{out}` from a secret `{seed}` drawn
     # per judgement; run once, sandboxed, in the baseline's target folder.
     generate: list[str] = []
-    # The win on this workload truly belongs to its input: the carry-over rule does not apply.
+    # The win on this workload belongs to inputs like its own: carry-over holds it against this
+    # workload's twin alone, not against the other unseen workloads.
     input_specific: bool = False
     # How its twin's inputs are made, and their kind (`inputs/variant_settings.py`).
     twin: TwinKind = "mutated"

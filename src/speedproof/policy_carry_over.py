@@ -66,9 +66,16 @@ class Held:
 
 def held_readings(evidence: Evidence, rules: PolicyRules, rests_on: str) -> list[Held] | None:
     """The readings the win on `rests_on` is held against; None when the rule does not apply:
-    turned off, the workload marked `input_specific`, or no representative reading of it."""
+    turned off, no representative reading of the workload, or the workload marked
+    `input_specific` with no twin measured.
+
+    A win marked `input_specific` belongs to inputs like its workload's (logstat's quadratic
+    slow-request list shows only on a day of 8,420 lines with 1,200 slow requests), so it is held
+    against that workload's own twin alone: the same shape with new content, where a stored
+    answer still misses."""
     fraction = rules.carry_over_fraction
-    if fraction <= 0 or rests_on in rules.input_specific:
+    specific = rests_on in rules.input_specific
+    if fraction <= 0 or (specific and not _twin_measured(evidence, rules, rests_on)):
         return None
     wins = {c.workload: c for c in primary_readings(evidence, rules, "representative")}
     if rests_on not in wins:
@@ -76,6 +83,8 @@ def held_readings(evidence: Evidence, rules: PolicyRules, rests_on: str) -> list
     held = []
     for c in primary_readings(evidence, rules, "holdout"):
         original = c.workload.removesuffix(TWIN_SUFFIX)
+        if specific and c.workload != rests_on + TWIN_SUFFIX:
+            continue  # an input-specific win answers to its own twin only
         if c.workload == original or original == rests_on:
             win = wins[rests_on]
         elif original in wins and wins[original].improvement_pct >= rules.accept_floor_pct:
@@ -120,7 +129,16 @@ def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verd
             f"{CHEAT}: {said}, but on {readings} even the interval's best end lies below that "
             "share. A candidate that recognises its visible inputs (by argv, path, size or "
             "content) and prints a stored answer looks like this; a win that truly belongs to "
-            "one input needs `input_specific = true` on its workload."
+            "inputs like one workload's needs `input_specific = true` on it, and is then held "
+            "against that workload's twin alone."
+        )
+        return Verdict("inconclusive", (reason,), notes=notes)
+    if held and all(h.seen for h in held):
+        readings = "; ".join(h.describe() for h in held)
+        reason = (
+            f"{UNRESOLVED}: {said}, and it was read only on {readings}: twins of the same "
+            "content, which a table keyed by content still answers. A twin made from new "
+            '(`twin = "mutated"`, the default) or a holdout can show it.'
         )
         return Verdict("inconclusive", (reason,), notes=notes)
     if unresolved:
@@ -143,7 +161,11 @@ def _seen_notes(held: list[Held]) -> tuple[str, ...]:
         f"{', '.join(f'workload {c.workload} ({c.render()})' for c in seen)} is a twin of the "
         'same content (`twin = "copy"` or `"lines"`), which a table keyed by content still '
         "answers: it counts as seen input and cannot show that the win carries over"
-        + ("; no reading with unseen input was measured." if alone else "."),
+        + (
+            "; no reading with unseen input was measured, so the win cannot carry over."
+            if alone
+            else "."
+        ),
     )
 
 
@@ -169,6 +191,14 @@ def carry_over_settled_on(
     if not any(c.workload == workload for c in primary_readings(evidence, rules, "holdout")):
         return False
     return all(h.settled for h in held if h.reading.workload == workload)
+
+
+def _twin_measured(evidence: Evidence, rules: PolicyRules, rests_on: str) -> bool:
+    """Whether `rests_on`'s twin has a primary-metric reading, however few its pairs."""
+    twin = rests_on + TWIN_SUFFIX
+    return any(
+        c.workload == twin and c.metric == rules.primary_metric for c in evidence.comparisons
+    )
 
 
 def _rule_off(rules: PolicyRules, rests_on: str) -> bool:
