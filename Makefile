@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SYSTEM_PACKAGES := git patch valgrind bwrap strace hyperfine chromium
 APT_PACKAGES := git patch valgrind bubblewrap strace libseccomp2 hyperfine chromium
 
-.PHONY: setup system venv train-extra demo demo-patches test test-slow lint typecheck unit bench clean
+.PHONY: setup system venv train-extra demo demo-patches test test-slow test-e2e lint typecheck unit bench clean
 
 setup: system venv
 
@@ -56,6 +56,11 @@ test: lint typecheck unit
 
 test-slow: setup train-extra
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q -m slow
+
+# Every end-to-end, cheat and attack test that `make test` leaves out for time, less the checks
+# over the whole function-mode corpus: what CI runs after `make test`.
+test-e2e: setup train-extra
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/pytest -q -m "slow and not corpus" --durations=20
 
 demo: setup
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m speedproof.demo

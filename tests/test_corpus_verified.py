@@ -85,6 +85,7 @@ def test_one_pair_of_every_family_passes_the_verifier(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 # 250 verifications of about 10 s of CPU each on 2 cores: 30 min 12 s measured, far past the
 # suite's 600 s timeout per test.
 @pytest.mark.timeout(3600)

@@ -68,6 +68,7 @@ def test_a_wrong_candidate_of_each_kind_earns_nothing_on_one_case_of_every_famil
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "case", _cases(("dev", "frozen_seen", "frozen_heldout"), one_per_family=False), ids=str
 )
@@ -182,6 +183,7 @@ EVALUATION_SIZE = sum(size for split, size in DEFAULT_SIZES.items() if split != 
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 @pytest.mark.parametrize("number", range(EVALUATION_SIZE))
 @pytest.mark.parametrize("kind", sorted(FAST_TRAPS_BY_CLASS))
 def test_every_fast_trap_earns_nothing_on_every_evaluation_case(kind: str, number: int) -> None:
