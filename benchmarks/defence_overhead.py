@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 HERE = Path(__file__).resolve().parent
-STAGES = ("build", "tests", "inputs", "behaviour", "measure", "total")
+STAGES = ("build", "tests", "inputs", "behaviour", "variants", "measure", "total")
 
 # Run inside the subprocess, against whichever speedproof PYTHONPATH names. It materialises this
 # checkout's examples (the patches judged must be the same for both copies) and prints one JSON

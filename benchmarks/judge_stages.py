@@ -23,7 +23,7 @@ from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox
 
-STAGES = ("guard", "apply", "build", "tests", "behaviour", "measure", "total")
+STAGES = ("guard", "apply", "build", "tests", "behaviour", "variants", "measure", "total")
 
 
 def main() -> None:

@@ -203,15 +203,26 @@ def test_a_go_plugin_load_is_refused(logstat: Path) -> None:
     assert 'the candidate\'s code turns data into code: fast.go:3 import "plugin"' in said
 
 
+# The bundled cheats the guard itself stops, by what their code does; the other cheats pass it
+# and are stopped later (tests/test_judge_examples.py says by what).
+GUARDED_CHEATS = {
+    "cheat-parser-only-right-under-test",
+    "cheat-test-binary-skips-a-test",
+    "cheat-words-only-right-under-test",
+    "cheat-plugin-through-package-metadata",
+    "cheat-precompiled-bytecode",
+}
+
+
 @pytest.mark.parametrize("name", ["logstat", "textstat"])
-def test_every_bundled_patch_but_the_attacks_passes_both_guard_passes(
+def test_every_bundled_patch_but_the_attacks_and_guarded_cheats_passes_both_guard_passes(
     name: str, tmp_path: Path
 ) -> None:
     example = get_example(name)
     repo = example_repo(name, tmp_path)
     for patch in example.patches:
         result = guard(repo, patch.read_text(encoding="utf-8"))
-        if patch.name.startswith("attack-"):
+        if patch.name.startswith("attack-") or patch.stem in GUARDED_CHEATS:
             assert not result.passed, patch.name
         else:
             assert result.passed, (patch.name, result.summary())

@@ -95,7 +95,8 @@ def _judge(tmp_path: Path, patch: str) -> tuple[str, list[str], dict[str, dict[s
 
 def test_the_ledger_records_the_offset_a_hunk_was_applied_at(tmp_path: Path) -> None:
     verdict, reasons, gates = _judge(tmp_path, BROKEN_WITH_AN_OFFSET)
-    assert verdict == "rejected" and "does not build" in reasons[0]
+    # Its Python does not parse: the guard that reads the applied code refuses it, after apply.
+    assert verdict == "rejected" and "cannot be parsed" in reasons[0], reasons
     assert gates["apply"]["method"] == "git"
     assert gates["apply"]["patch_fuzz"] == ["tool.py hunk 1: offset 2 lines"]
 

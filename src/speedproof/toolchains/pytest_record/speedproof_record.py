@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or __package__:
+    # Imported as part of speedproof (its type check, an import of every module).
     from speedproof.toolchains.pytest_record import speedproof_machinery as machinery
 else:
-    # Imported as a top-level module from the folder the bootstrap showed, like this one.
+    # Loaded by pytest as a top-level module from the folder the bootstrap showed, like this one.
     import speedproof_machinery as machinery
 
 # Bound now, before any code under test runs: a test that replaces `os.write` or `json.dumps`
