@@ -123,32 +123,34 @@ def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verd
         f"{rules.carry_over_fraction:g} of each win must reappear on input the candidate has not "
         "seen"
     )
-    if absent:
-        readings = "; ".join(h.describe() for h in absent)
-        reason = (
-            f"{CHEAT}: {said}, but on {readings} even the interval's best end lies below that "
-            "share. A candidate that recognises its visible inputs (by argv, path, size or "
-            "content) and prints a stored answer looks like this; a win that truly belongs to "
-            "inputs like one workload's needs `input_specific = true` on it, and is then held "
-            "against that workload's twin alone."
-        )
-        return Verdict("inconclusive", (reason,), notes=notes)
-    if held and all(h.seen for h in held):
-        readings = "; ".join(h.describe() for h in held)
-        reason = (
-            f"{UNRESOLVED}: {said}, and it was read only on {readings}: twins of the same "
-            "content, which a table keyed by content still answers. A twin made from new "
-            '(`twin = "mutated"`, the default) or a holdout can show it.'
-        )
-        return Verdict("inconclusive", (reason,), notes=notes)
-    if unresolved:
-        readings = "; ".join(h.describe() for h in unresolved)
-        reason = (
-            f"{UNRESOLVED}: {said}; on {readings} the estimate is below that share but the "
-            "interval still reaches it, and its pairs ran out before the interval fell wholly "
-            "on one side ([policy] max_measure_s bounds them)."
-        )
-        return Verdict("inconclusive", (reason,), notes=notes)
+    seen_only = held if held and all(h.seen for h in held) else []
+    # The first of these that holds a reading decides; each names the readings it is about.
+    ways: list[tuple[list[Held], str]] = [
+        (
+            absent,
+            f"{CHEAT}: {said}, but on {{}} even the interval's best end lies below that share. "
+            "A candidate that recognises its visible inputs (by argv, path, size or content) "
+            "and prints a stored answer looks like this; a win that truly belongs to inputs "
+            "like one workload's needs `input_specific = true` on it, and is then held against "
+            "that workload's twin alone.",
+        ),
+        (
+            seen_only,
+            f"{UNRESOLVED}: {said}, and it was read only on {{}}: twins of the same content, "
+            "which a table keyed by content still answers. A twin made from new content "
+            '(`twin = "mutated"`, the default) or a holdout can show it.',
+        ),
+        (
+            unresolved,
+            f"{UNRESOLVED}: {said}; on {{}} the estimate is below that share but the interval "
+            "still reaches it, and its pairs ran out before the interval fell wholly on one "
+            "side ([policy] max_measure_s bounds them).",
+        ),
+    ]
+    for chosen, words in ways:
+        if chosen:
+            readings = "; ".join(h.describe() for h in chosen)
+            return Verdict("inconclusive", (words.format(readings),), notes=notes)
     return Verdict(verdict.verdict, verdict.reasons, verdict.rests_on, verdict.lane, notes)
 
 
