@@ -3,8 +3,9 @@
 The Go stored-answer attack of tests/test_unseen_inputs_attack.py, keyed by the SHA-256 of the
 input file instead of its argv and size. A twin that copies the bytes under a fresh name is
 then answered from the table and shows the same win; before docs/adr/0059 the carry-over rule
-read only that twin and the cheat was accepted. A copy-twin is seen input now, and the holdout
-`docs-holdout`, whose content no table holds, shows none of the win. A workload marked
+read only that twin and the cheat was accepted. A copy-twin is seen input now: the holdout
+`docs-holdout`, whose content no table holds, shows none of the win, and a win held against a
+copy-twin alone is not resolved. A workload marked
 `twin = "lines"` gets a twin that also leaves out a random twentieth of its lines; the table
 misses, the twin shows no win, and the verdict says why.
 """
@@ -83,13 +84,18 @@ def _judge(repo: Path, ledger: Path) -> Outcome:
 
 
 @pytest.mark.slow
-def test_with_twins_that_copy_the_bytes_the_content_keyed_attack_is_caught_by_the_holdout(
+def test_with_twins_that_copy_the_bytes_the_content_keyed_attack_is_not_accepted(
     tmp_path: Path,
 ) -> None:
+    """The win rests on a workload whose twin copies the bytes: on shop-day the holdout shows
+    the win absent; on api-day-slow (input-specific, held against its own twin alone) the win
+    was read only on seen input (docs/adr/0067). Either way the reason says which."""
     outcome = _judge(_logstat(tmp_path, "copy"), tmp_path / "ledger")
+    reason = outcome.verdict.reasons[0]
     assert outcome.verdict.verdict in ("rejected", "inconclusive"), outcome.verdict.reasons
-    assert outcome.verdict.reasons[0].startswith(CHEAT), outcome.verdict.reasons
-    assert "docs-holdout" in outcome.verdict.reasons[0], outcome.verdict.reasons
+    assert (reason.startswith(CHEAT) and "docs-holdout" in reason) or (
+        "was read only on" in reason and "(seen input)" in reason
+    ), outcome.verdict.reasons
     assert any("seen input" in note for note in outcome.verdict.notes), outcome.verdict.notes
 
 
