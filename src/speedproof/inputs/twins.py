@@ -107,10 +107,17 @@ def make_twin(
         return None
     folder.mkdir(parents=True, exist_ok=True)
     change = twin_change(workload, rng or random.Random(secrets.randbits(64)))
-    copies = {name: str(fresh_copy(root / name, folder, change=change)) for name in declared}
-    # A mutated twin whose inputs came out byte for byte (binary inputs, `mutator = "none"`) is
-    # a copy, and seen input like one: a table keyed by content answers it.
-    same = all(Path(copies[n]).read_bytes() == (root / n).read_bytes() for n in declared)
+    # A twin whose inputs all came out byte for byte (`twin = "copy"`, binary inputs,
+    # `mutator = "none"`) is a copy, and seen input like one: a table keyed by content answers it.
+    kept: list[bool] = []
+
+    def noted(name: str, content: bytes) -> bytes:
+        made = content if change is None else change(name, content)
+        kept.append(made == content)
+        return made
+
+    copies = {name: str(fresh_copy(root / name, folder, change=noted)) for name in declared}
+    same = all(kept)
     # model_copy skips validation on purpose: the `~` of a twin id is not a manifest id's.
     return workload.model_copy(
         update={
