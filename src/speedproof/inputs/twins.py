@@ -82,31 +82,38 @@ def fewer_lines(content: bytes) -> bytes:
     return b"".join(line for index, line in enumerate(lines) if index not in dropped)
 
 
-def twin_change(workload: Workload, rng: random.Random) -> Change | None:
+def twin_change(
+    workload: Workload, rng: random.Random, keep: frozenset[bytes] = frozenset()
+) -> Change | None:
     """How `workload`'s twin changes each input's bytes: by its `twin` kind, with `rng` (drawn
-    from the judgement's seed) for a mutated twin."""
+    from the judgement's seed) for a mutated twin, which leaves the words in `keep` alone."""
     if workload.twin == "lines":
         return lambda _name, content: fewer_lines(content)
     if workload.twin == "copy":
         return None
 
     def mutated(name: str, content: bytes) -> bytes:
-        return mutated_twin(content, workload.mutator or detect_kind(name, content), rng)
+        return mutated_twin(content, workload.mutator or detect_kind(name, content), rng, keep)
 
     return mutated
 
 
 def make_twin(
-    workload: Workload, root: Path, folder: Path, rng: random.Random | None = None
+    workload: Workload,
+    root: Path,
+    folder: Path,
+    rng: random.Random | None = None,
+    keep: frozenset[bytes] = frozenset(),
 ) -> Workload | None:
     """The twin of `workload` with its inputs copied into `folder` (created), or None when it
     declares no input. Arguments equal to a declared input path name the copy instead. A
-    mutated twin draws its changes from `rng` (a fresh system one when none is given)."""
+    mutated twin draws its changes from `rng` (a fresh system one when none is given) and
+    leaves the program's own words (`keep`) as they are."""
     declared = declared_inputs(workload)
     if not declared:
         return None
     folder.mkdir(parents=True, exist_ok=True)
-    change = twin_change(workload, rng or random.Random(secrets.randbits(64)))
+    change = twin_change(workload, rng or random.Random(secrets.randbits(64)), keep)
     # A twin whose inputs all came out byte for byte (`twin = "copy"`, binary inputs,
     # `mutator = "none"`) is a copy, and seen input like one: a table keyed by content answers it.
     kept: list[bool] = []

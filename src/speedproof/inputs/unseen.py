@@ -23,10 +23,12 @@ from pathlib import Path
 
 from speedproof.errors import InfrastructureError
 from speedproof.inputs.generated import READ_ONLY, Generated, filled, generate
+from speedproof.inputs.program_words import program_words
 from speedproof.inputs.twins import NAME_BYTES, is_twin, make_twin
 from speedproof.manifest import HOLDOUT_TOKEN, OUT_TOKEN, LoadedManifest, Workload
 from speedproof.program import Program
 from speedproof.toolchains.base import Context, Tree
+from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.scratch import scratch_folder
 
 
@@ -74,6 +76,8 @@ class _Maker:
     baseline: Tree
     seed: int
     holdout: Path | None
+    # The baseline's own words, which a mutated twin keeps (`program_words`).
+    keep: frozenset[bytes] = frozenset()
     folders: dict[str, tuple[Path, ...]] = field(default_factory=dict)
     generated: list[Generated] = field(default_factory=list)
     _holdout_copy: Path | None = None
@@ -129,10 +133,20 @@ class _Maker:
         folder = self.fresh()
         # A mutated twin's changes come from the judgement's seed (kept in its facts).
         rng = random.Random(f"{self.seed}:{workload.id}:twin")
-        twin = make_twin(workload, self.baseline.root, folder, rng)
+        twin = make_twin(workload, self.baseline.root, folder, rng, self.keep)
         if twin is not None:
             self.folders[twin.id] = (folder,)
         return twin
+
+
+def _program_words(loaded: LoadedManifest, baseline: Tree) -> frozenset[bytes]:
+    """The baseline's own words, from every source file no rule protects as an input."""
+    rules = ProtectedPaths.for_manifest(loaded)
+
+    def protected(path: Path) -> bool:
+        return rules.reason(path.relative_to(baseline.worktree).as_posix()) is not None
+
+    return program_words(baseline.root, loaded.manifest.target.language, protected)
 
 
 @contextmanager
@@ -152,6 +166,7 @@ def unseen_inputs(
             baseline,
             seed,
             holdout_source(loaded, holdout_dir),
+            _program_words(loaded, baseline),
         )
         resolved = [maker.resolve(w) for w in loaded.manifest.workloads]
         twins = [t for w in resolved if (t := maker.twin(w)) is not None]

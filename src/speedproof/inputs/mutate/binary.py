@@ -41,5 +41,7 @@ class Binary:
             data[at] = (data[at] + rng.randint(1, 255)) % 256
         return bytes(data)
 
-    def twin_edit(self, record: bytes, rng: random.Random, records: Sequence[bytes]) -> bytes:
+    def twin_edit(
+        self, record: bytes, rng: random.Random, records: Sequence[bytes], keep: frozenset[bytes]
+    ) -> bytes:
         return record

@@ -24,7 +24,10 @@ class Format(Protocol[R]):
         """`record` with one field changed by `op`; it never comes back unchanged."""
         ...
 
-    def twin_edit(self, record: R, rng: random.Random, records: Sequence[R]) -> R:
+    def twin_edit(
+        self, record: R, rng: random.Random, records: Sequence[R], keep: frozenset[bytes]
+    ) -> R:
         """`record` changed as a mutated twin changes it: new values that a reader of the
-        original takes as it took the old ones (`records` lends values of other records)."""
+        original takes as it took the old ones (`records` lends values of other records; a
+        word in `keep`, the program's own, in lower case, is neither given nor taken)."""
         ...

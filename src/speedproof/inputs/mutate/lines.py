@@ -57,18 +57,26 @@ class Lines:
             parts[at] = edit_token(op, parts[at], rng)
         return b"".join(parts) + ending
 
-    def twin_edit(self, record: bytes, rng: random.Random, records: Sequence[bytes]) -> bytes:
+    def twin_edit(
+        self, record: bytes, rng: random.Random, records: Sequence[bytes], keep: frozenset[bytes]
+    ) -> bytes:
         body, ending = split_terminator(record)
         if has_digits(body):
             return redraw_digits(body, rng) + ending
         parts = tokens(body)
-        words = [i for i in range(0, len(parts), 2) if _WORD.match(parts[i])]
+        words = [i for i in range(0, len(parts), 2) if _lendable(parts[i], keep)]
         if not words:
             return record
         # A word of another line in place of one of this line's: a prose reader meets words of
         # the same kind and length spread, in new lines.
         donor = tokens(split_terminator(rng.choice(records))[0])
-        given = [t for t in donor[::2] if _WORD.match(t)]
+        given = [t for t in donor[::2] if _lendable(t, keep)]
         if given:
             parts[rng.choice(words)] = rng.choice(given)
         return b"".join(parts) + ending
+
+
+def _lendable(token: bytes, keep: frozenset[bytes]) -> bool:
+    """A word that may be given or taken: not one the program spells (a keyword moved to another
+    line changes what a parser does there)."""
+    return bool(_WORD.match(token)) and token.lower() not in keep

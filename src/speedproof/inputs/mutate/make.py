@@ -130,11 +130,14 @@ def small_slice(content: bytes, kind: Kind, rng: random.Random) -> Variant:
     return Variant(form.join(head, records[first : first + count]), words)
 
 
-def mutated_twin(content: bytes, kind: Kind, rng: random.Random) -> bytes:
+def mutated_twin(
+    content: bytes, kind: Kind, rng: random.Random, keep: frozenset[bytes] = frozenset()
+) -> bytes:
     """`content` with every record kept and `TWIN_SHARE` of them changed gently (digits redrawn
     no larger, words lent by other records), then every word outside the format spelt anew
     (`rename`); a binary file, or kind "none", comes back as it is. The first record of a
-    line-oriented file stays, as a header would, and so does a CSV's header."""
+    line-oriented file stays, as a header would, and so does a CSV's header. Words in `keep` (the
+    program's own, in lower case: `inputs/program_words.py`) are neither moved nor spelt anew."""
     if kind in ("none", "binary"):
         return content
     form = _format(kind)
@@ -145,6 +148,6 @@ def mutated_twin(content: bytes, kind: Kind, rng: random.Random) -> bytes:
     out = list(records)
     for at in range(keep_first, len(out)):
         if rng.random() < TWIN_SHARE:
-            out[at] = form.twin_edit(out[at], rng, records)
+            out[at] = form.twin_edit(out[at], rng, records, keep)
     kept = form.join(head, out[:keep_first])
-    return renamed(form.join(head, out), rng, keep=len(kept))
+    return renamed(form.join(head, out), rng, head=len(kept), keep=keep)

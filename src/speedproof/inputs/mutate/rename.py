@@ -39,8 +39,11 @@ def _respell(word: bytes, rng: random.Random) -> bytes:
     return bytes(rng.choice(_UPPER if 65 <= c <= 90 else _LOWER) for c in word)
 
 
-def renaming(records: Sequence[bytes], rng: random.Random) -> dict[bytes, bytes]:
-    """Old spelling → new spelling for every word of `records` outside the format.
+def renaming(
+    records: Sequence[bytes], rng: random.Random, keep: frozenset[bytes] = frozenset()
+) -> dict[bytes, bytes]:
+    """Old spelling → new spelling for every word of `records` outside the format: neither in
+    half the records nor, in lower case, in `keep` (the program's own words).
 
     A new spelling never equals a word of the input or another new spelling, so two words never
     merge and no renamed word reads as a format word."""
@@ -51,7 +54,7 @@ def renaming(records: Sequence[bytes], rng: random.Random) -> dict[bytes, bytes]
     taken = set(seen)
     mapping: dict[bytes, bytes] = {}
     # Sorted, so that one seed gives one renaming whatever order the counter keeps.
-    for word in sorted(w for w, n in seen.items() if n < limit):
+    for word in sorted(w for w, n in seen.items() if n < limit and w.lower() not in keep):
         for _ in range(_DRAWS):
             spelling = _respell(word, rng)
             if spelling not in taken:
@@ -68,9 +71,12 @@ def rename(record: bytes, mapping: Mapping[bytes, bytes]) -> bytes:
     return _WORD.sub(lambda m: mapping.get(m.group(), m.group()), record)
 
 
-def renamed(content: bytes, rng: random.Random, *, keep: int = 0) -> bytes:
-    """`content` with its lines after the first `keep` bytes renamed (a CSV's header stays)."""
-    head, body = content[:keep], content[keep:]
+def renamed(
+    content: bytes, rng: random.Random, *, head: int = 0, keep: frozenset[bytes] = frozenset()
+) -> bytes:
+    """`content` with its lines after the first `head` bytes renamed (a CSV's header stays),
+    the words in `keep` left as they are."""
+    head_bytes, body = content[:head], content[head:]
     lines = body.splitlines(keepends=True)
-    mapping = renaming(lines, rng)
-    return head + b"".join(rename(line, mapping) for line in lines)
+    mapping = renaming(lines, rng, keep)
+    return head_bytes + b"".join(rename(line, mapping) for line in lines)

@@ -142,7 +142,9 @@ class Document:
             return [key, edit_value(item, op, rng)]
         return edit_value(record, op, rng)
 
-    def twin_edit(self, record: Any, rng: random.Random, records: Sequence[Any]) -> Any:
+    def twin_edit(
+        self, record: Any, rng: random.Random, records: Sequence[Any], keep: frozenset[bytes]
+    ) -> Any:
         if self.shape is dict:
             return [record[0], twin_value(record[1], rng)]
         return twin_value(record, rng)
@@ -165,10 +167,12 @@ class JsonLines:
             return Lines().edit(record, op, rng)
         return _dump(edit_value(value, op, rng), b'": ' not in body) + ending
 
-    def twin_edit(self, record: bytes, rng: random.Random, records: Sequence[bytes]) -> bytes:
+    def twin_edit(
+        self, record: bytes, rng: random.Random, records: Sequence[bytes], keep: frozenset[bytes]
+    ) -> bytes:
         body, ending = split_terminator(record)
         try:
             value = json.loads(body)
         except ValueError:
-            return Lines().twin_edit(record, rng, records)
+            return Lines().twin_edit(record, rng, records, keep)
         return _dump(twin_value(value, rng), b'": ' not in body) + ending

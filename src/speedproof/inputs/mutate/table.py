@@ -69,7 +69,9 @@ class Table:
         row[at] = _decode(edit_token(op, _encode(row[at]), rng))
         return row
 
-    def twin_edit(self, record: Row, rng: random.Random, records: Sequence[Row]) -> Row:
+    def twin_edit(
+        self, record: Row, rng: random.Random, records: Sequence[Row], keep: frozenset[bytes]
+    ) -> Row:
         # Each value with even odds, at least one: digits redrawn (an id, a rating, a date stay
         # valid at their width), or a word of the same column in another row put for one of its
         # own words.
@@ -78,16 +80,19 @@ class Table:
             return row
         chosen = [i for i in range(len(row)) if rng.random() < 0.5] or [rng.randrange(len(row))]
         for at in chosen:
-            row[at] = self._twin_value(row[at], at, rng, records)
+            row[at] = self._twin_value(row[at], at, rng, records, keep)
         return row
 
     @staticmethod
-    def _twin_value(value: str, at: int, rng: random.Random, records: Sequence[Row]) -> str:
+    def _twin_value(
+        value: str, at: int, rng: random.Random, records: Sequence[Row], keep: frozenset[bytes]
+    ) -> str:
         if has_digits(_encode(value)):
             return _decode(redraw_digits(_encode(value), rng))
-        words = list(_WORD.finditer(value))
+        words = [m for m in _WORD.finditer(value) if _encode(m.group().lower()) not in keep]
         donor = rng.choice(records)
-        given: list[str] = _WORD.findall(donor[at]) if at < len(donor) else []
+        found: list[str] = _WORD.findall(donor[at]) if at < len(donor) else []
+        given = [w for w in found if _encode(w.lower()) not in keep]
         if not words or not given:
             return value
         word = rng.choice(words)
