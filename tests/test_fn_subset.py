@@ -202,7 +202,7 @@ def _shipped_sources() -> list[tuple[str, str, str]]:
     """(where, source, function name) of every corpus and example reference, and each example
     candidate (the annotated ones among them)."""
     found: list[tuple[str, str, str]] = []
-    splits = [*(ROOT / "corpus/v1").glob("*.jsonl"), *(ROOT / "corpus/v2").glob("*.jsonl")]
+    splits = [*(ROOT / "corpus").glob("v*/*.jsonl")]
     for split in sorted(s for s in splits if s.name != "adequacy.jsonl"):
         for number, line in enumerate(split.read_text(encoding="utf-8").splitlines(), 1):
             row = json.loads(line)

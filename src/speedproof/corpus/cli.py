@@ -31,7 +31,7 @@ errors = Console(stderr=True)
 
 CorpusDir = Annotated[
     Path,
-    typer.Argument(help="Corpus folder (manifest.json and split files); corpus/v2 when omitted."),
+    typer.Argument(help="Corpus folder (manifest.json and split files); corpus/v3 when omitted."),
 ]
 ProviderSpec = Annotated[
     str, typer.Option("--provider", help="Who answers: replay:PATH (a recorded JSON-lines file).")

@@ -43,5 +43,5 @@ def draw(rng: random.Random, lo: int, hi: int, split: SplitName) -> int:
 
 
 # The corpus the `fn` commands use when none is named: the newest frozen one in the repository
-# (v1 is kept readable and marked superseded).
-DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "v2"
+# (v1 and v2 are kept readable and marked superseded).
+DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "corpus" / "v3"

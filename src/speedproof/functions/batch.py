@@ -3,7 +3,7 @@
 An input row (JSON lines) names its case and its candidate:
   {"id": "r1", "case_id": "…", "patch": "<<<<<<< SEARCH …", "seed": 7}
   {"case": {…a case object…}, "candidate": "def solve(xs): …"}
-`id` defaults to the row's line number; `case_id` is looked up in the corpus (corpus/v2 by
+`id` defaults to the row's line number; `case_id` is looked up in the corpus (corpus/v3 by
 default); `candidate` is a whole function, `patch` a SEARCH/REPLACE or unified diff (a model's
 answer as it came); `seed` fixes the hidden inputs, and a row without one gets a fresh seed
 drawn here and recorded with its result.
