@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperCommand, TyperGroup
 
@@ -238,9 +239,9 @@ def _print_record(record: dict[str, Any]) -> None:
     )
     console.print(f"verdict: [bold]{verdict['verdict'] or 'error'}[/]")
     for reason in verdict["reasons"]:
-        console.print(f"  - {reason}", highlight=False)
+        console.print(f"  - {escape(reason)}", highlight=False)
     if verdict.get("error"):
-        console.print(f"  error: {verdict['error']}", highlight=False)
+        console.print(f"  error: {escape(verdict['error'])}", highlight=False)
     gates = Table("gate", "passed", "seconds")
     for gate in record["gates"]:
         gates.add_row(gate["name"], "yes" if gate["passed"] else "NO", f"{gate['duration_s']:.2f}")

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from speedproof.calibration.sides import WARN_P
@@ -192,7 +193,7 @@ def calibrate_command(
             loaded,
             sandbox=sandbox,
             options=options,
-            progress=lambda stage, message: progress.print(f"[dim]{stage}:[/] {message}"),
+            progress=lambda stage, message: progress.print(f"[dim]{stage}:[/] {escape(message)}"),
         ).run()
         with Ledger.in_folder(ledger or loaded.root / LEDGER_FOLDER) as book:
             book.add_event(None, "calibration", report.to_json())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 
@@ -40,7 +41,7 @@ class LiveProgress:
             self._walls = {"baseline": [], "candidate": []}
         self._stage = name
         if message:
-            self.console.print(f"[dim]{name}:[/] {message}", highlight=False)
+            self.console.print(f"[dim]{name}:[/] {escape(message)}", highlight=False)
         if self._status is not None:
             self._status.update(f"{name} {message}")
 
@@ -63,13 +64,14 @@ def render_outcome(outcome: Outcome, console: Console) -> None:
         f"sandbox={outcome.sandbox}  base={outcome.base_rev[:12]}"
         + (f"  rests on {verdict.rests_on} ({verdict.lane})" if verdict.rests_on else "")
     )
+    # A reason names knobs as `[policy] max_measure_s`: text, never markup.
     for reason in verdict.reasons:
-        console.print(f"  - {reason}", highlight=False)
+        console.print(f"  - {escape(reason)}", highlight=False)
     for note in verdict.notes:
-        console.print(f"  [dim]note: {note}[/]", highlight=False)
+        console.print(f"  [dim]note: {escape(note)}[/]", highlight=False)
     gates = Table("gate", "result", "seconds", title="gates")
     for gate in outcome.gates:
-        result = "pass" if gate.passed else "[red]FAIL[/] " + "; ".join(gate.reasons)[:200]
+        result = "pass" if gate.passed else "[red]FAIL[/] " + escape("; ".join(gate.reasons)[:200])
         gates.add_row(gate.name, result, f"{gate.duration_s:.2f}")
     console.print(gates)
     if outcome.comparisons:

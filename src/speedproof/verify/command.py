@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from speedproof.cli_errors import fail_on
@@ -140,7 +141,7 @@ def verify_command(
         console = Console(stderr=True, quiet=as_json)
 
         def progress(stage: str, message: str) -> None:
-            console.print(f"[dim]{stage}:[/] {message}")
+            console.print(f"[dim]{stage}:[/] {escape(message)}")
 
         with Ledger.in_folder(ledger or loaded.root / LEDGER_FOLDER) as book:
             chosen = accepted_candidates(book, campaign=campaign, ids=candidate or ())
