@@ -11,8 +11,9 @@ from pathlib import Path
 
 from speedproof.agents.answers import OptimizerAnswer
 from speedproof.manifest import Language
-from speedproof.workspace.apply import apply_patch, normalise_patch
+from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import check_patch
+from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.protected import ProtectedPaths
 from test_workspace_support import commit, git
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from speedproof.errors import PatchError
-from speedproof.workspace.apply import apply_patch, normalise_patch
+from speedproof.workspace.apply import apply_patch
+from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.worktree import Worktree, worktree
 from test_workspace_support import GO_FILES, make_repo
 

@@ -1,7 +1,7 @@
 """Where a candidate patch meets the program: a throwaway worktree, the paths it may not touch,
 the two-pass guard and the application of the patch."""
 
-from speedproof.workspace.apply import ApplyResult, apply_patch, normalise_patch
+from speedproof.workspace.apply import ApplyResult, apply_patch
 from speedproof.workspace.gitcmd import CommandRun, repository_root
 from speedproof.workspace.guard import (
     GuardResult,
@@ -10,6 +10,7 @@ from speedproof.workspace.guard import (
     check_applied,
     check_patch,
 )
+from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.protected import ProtectedPaths, Rule
 from speedproof.workspace.scratch import scratch_folder, sweep_scratch
 from speedproof.workspace.worktree import Terminated, Worktree, cleanup_stale, resolve_rev, worktree

@@ -17,10 +17,10 @@ from typing import Literal
 
 from speedproof.errors import InfrastructureError, PatchError
 from speedproof.workspace.gitcmd import CommandRun, git, run_tool
-from speedproof.workspace.guard import strip_first
 from speedproof.workspace.headers import read_headers
 from speedproof.workspace.hunks import Landing, describe_moves, read_file_patches, read_landings
 from speedproof.workspace.landing import check_landings
+from speedproof.workspace.patch_names import strip_first
 from speedproof.workspace.protected import split_parts
 
 Method = Literal["git", "patch"]
@@ -48,22 +48,6 @@ class ApplyResult:
     # and the same in words for the ledger (`rows.py hunk 1: fuzz 1, offset 3 lines`).
     landings: tuple[Landing, ...] = ()
     fuzz_notes: tuple[str, ...] = ()
-
-
-def normalise_patch(text: str) -> str:
-    """CRLF to LF, drop a surrounding markdown code fence, end with a newline. Nothing more."""
-    text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
-    start = next((index for index, line in enumerate(lines) if line.strip()), None)
-    if start is not None and lines[start].lstrip().startswith("```"):
-        closing = [
-            index for index, line in enumerate(lines) if index > start and line.strip() == "```"
-        ]
-        end = closing[-1] if closing else len(lines)
-        text = "\n".join(lines[start + 1 : end])
-    if text and not text.endswith("\n"):
-        text += "\n"
-    return text
 
 
 def apply_patch(worktree: Path, patch_text: str) -> ApplyResult:

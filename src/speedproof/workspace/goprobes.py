@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 from tree_sitter import Node
 
+from speedproof.go_syntax import parse
 from speedproof.workspace.finding import CodeRule, Finding, quote
 
 STRINGS = ("interpreted_string_literal", "raw_string_literal")
@@ -39,10 +40,6 @@ STACK_CALLS = frozenset(
 
 def go_findings(text: str) -> list[Finding]:
     """Every construct of the kinds above in the Go source `text`."""
-    # Imported here: the edits package imports the workspace package, which imports this
-    # module, and the parser is shared rather than set up once more.
-    from speedproof.agents.edits.go_splice import parse
-
     data = text.encode("utf-8")
     lines = text.splitlines()
     found: list[Finding] = []

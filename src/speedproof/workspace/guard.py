@@ -29,6 +29,7 @@ from speedproof.workspace.changes import (
 from speedproof.workspace.code_guard import added_code_findings, describe
 from speedproof.workspace.gitcmd import git_ok
 from speedproof.workspace.headers import HeaderName, Marker, read_headers
+from speedproof.workspace.patch_names import strip_first
 from speedproof.workspace.protected import ProtectedPaths, split_parts
 
 ViolationRule = Literal[
@@ -113,12 +114,6 @@ class GuardResult:
     def raise_if_failed(self) -> None:
         if not self.passed:
             raise PatchError(f"the patch was refused: {self.summary()}")
-
-
-def strip_first(name: str) -> str:
-    """`name` as `-p1` reads it: without its first component ("" when nothing is left)."""
-    parts = split_parts(name)
-    return "/".join(parts[1:]) if len(parts) > 1 else ""
 
 
 def check_path(path: str, protected: ProtectedPaths, line: int | None = None) -> list[Violation]:

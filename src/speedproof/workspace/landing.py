@@ -18,13 +18,12 @@ import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-import tree_sitter_go
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
 from speedproof.errors import PatchError
+from speedproof.go_syntax import parse as parse_go
 from speedproof.workspace.hunks import FilePatch, Hunk, Landing, describe_move
 
 _PYTHON_NAME = re.compile(r"^\s*(?:async\s+def|def|class)\s+([^\W\d]\w*)")
@@ -185,16 +184,11 @@ def python_definitions(text: str) -> tuple[Definition, ...] | None:
     )
 
 
-@cache
-def _go_parser() -> Parser:
-    return Parser(Language(tree_sitter_go.language()))
-
-
 def go_definitions(data: bytes) -> tuple[Definition, ...]:
     """Every func, method and type in a Go source, local types inside functions included
     (git's `golang` diff driver names them); tree-sitter reads broken sources too."""
     found: list[Definition] = []
-    pending = [_go_parser().parse(data).root_node]
+    pending = [parse_go(data)]
     while pending:
         node = pending.pop()
         if node.type in ("function_declaration", "method_declaration"):

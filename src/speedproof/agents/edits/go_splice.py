@@ -15,14 +15,13 @@ import difflib
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
 
-import tree_sitter_go
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
 from speedproof.agents.edits.files import TargetFile, TargetFiles
 from speedproof.agents.edits.result import EditRejected
-from speedproof.workspace.apply import normalise_patch
+from speedproof.go_syntax import parse
+from speedproof.workspace.patch_text import normalise_patch
 
 DECLARATIONS = ("function_declaration", "method_declaration")
 
@@ -33,15 +32,6 @@ FRAGMENT_LINES = 2
 
 # Import paths as `go` accepts them, quoted or not: letters, digits and `_ . - / ~ +`.
 _IMPORT_PATH = re.compile(r"^[A-Za-z0-9_.\-/~+]+$")
-
-
-@cache
-def _parser() -> Parser:
-    return Parser(Language(tree_sitter_go.language()))
-
-
-def parse(data: bytes) -> Node:
-    return _parser().parse(data).root_node
 
 
 @dataclass(frozen=True)
