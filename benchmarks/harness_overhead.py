@@ -34,8 +34,8 @@ from speedproof.toolchains.base import (
     TargetToolchain,
     Tree,
     default_cache_dir,
-    toolchain_for,
 )
+from speedproof.toolchains.factory import toolchain_for
 
 
 def _untraced(

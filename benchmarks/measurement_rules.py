@@ -59,6 +59,7 @@ from speedproof.calibration.sizing import Sizing, size_wins
 from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
+from speedproof.invocation import Invocation
 from speedproof.manifest import Manifest, Policy, Workload, load_manifest
 from speedproof.measure.environment import describe_environment, measurement_contended
 from speedproof.measure.pinning import describe, timed_cpus
@@ -66,11 +67,12 @@ from speedproof.measure.readings import TIMED_METRICS
 from speedproof.measure.replay import RecordedWorkload
 from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs, private_network
 from speedproof.measure.schedule import schedule_for
-from speedproof.program import Invocation, Program, Side
+from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.stats import Schedule
 from speedproof.stats.power import resolvable_win_pct
-from speedproof.toolchains.base import Tree, toolchain_for
+from speedproof.toolchains.base import Tree
+from speedproof.toolchains.factory import toolchain_for
 from speedproof.workspace import resolve_rev, worktree
 
 PARTIAL_EVERY = 10

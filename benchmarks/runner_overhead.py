@@ -41,12 +41,13 @@ from pathlib import Path
 
 from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
+from speedproof.invocation import Invocation
 from speedproof.manifest import load_manifest
 from speedproof.measure.environment import describe_environment, tool_version
 from speedproof.measure.process import run_process
-from speedproof.program import Invocation
 from speedproof.sandbox import Sandbox, SandboxSpec, Unsandboxed, build_env, make_sandbox
-from speedproof.toolchains.base import Tree, toolchain_for
+from speedproof.toolchains.base import Tree
+from speedproof.toolchains.factory import toolchain_for
 
 WARMUP = 3
 TIMEOUT_S = 60.0

@@ -21,9 +21,10 @@ from speedproof.gates.behaviour import (
     normalise,
     sort_lines,
 )
+from speedproof.invocation import Invocation
 from speedproof.manifest import Behaviour, Normalise, TierName, Workload
 from speedproof.measure.runner import run_invocation
-from speedproof.program import Invocation, Program, Side
+from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
 
 

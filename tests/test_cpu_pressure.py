@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from speedproof.invocation import Invocation
 from speedproof.manifest import Workload, parse_manifest
 from speedproof.measure.environment import (
     PRESSURE_FALLBACK_NOTE,
@@ -35,7 +36,7 @@ from speedproof.measure.pinning import available_cpus
 from speedproof.measure.process import ProcessResult
 from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
-from speedproof.program import Invocation, Program, Side
+from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
 
 PRESSURE = Path("/proc/pressure/cpu")

@@ -19,7 +19,8 @@ from speedproof.discovery.python_source import split_lines
 from speedproof.examples import get_example, materialise
 from speedproof.manifest import LoadedManifest, load_manifest, parse_manifest
 from speedproof.sandbox import Sandbox, SandboxSpec
-from speedproof.toolchains.base import Tree, toolchain_for
+from speedproof.toolchains.base import Tree
+from speedproof.toolchains.factory import toolchain_for
 from test_toolchain_support import caches, git, make_repo, sandbox
 
 

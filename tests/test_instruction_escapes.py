@@ -19,6 +19,7 @@ import pytest
 from escape_support import daemon_patch, killed_child_patch, under_valgrind_patch
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
+from speedproof.invocation import Invocation
 from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import Behaviour, Workload, load_manifest
@@ -29,7 +30,7 @@ from speedproof.measure.instructions import (
     instruction_comparison,
 )
 from speedproof.measure.refusals import candidate_refusal
-from speedproof.program import Invocation, Program, Side
+from speedproof.program import Program, Side
 from speedproof.sandbox import build_env, make_sandbox
 
 NOVEL = ["--top", "30", "data/novel.txt"]

@@ -18,6 +18,7 @@ import pytest
 from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
+from speedproof.invocation import Invocation
 from speedproof.manifest import Behaviour, Manifest, Workload, load_manifest
 from speedproof.measure.cachegrind import CachegrindUnavailable
 from speedproof.measure.instructions import (
@@ -30,9 +31,10 @@ from speedproof.measure.instructions import (
     instruction_timeout,
     sampled,
 )
-from speedproof.program import Invocation, Program, Side
+from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
-from speedproof.toolchains.base import Tree, toolchain_for
+from speedproof.toolchains.base import Tree
+from speedproof.toolchains.factory import toolchain_for
 
 TIMEOUT_S = 300.0
 

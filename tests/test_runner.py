@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from speedproof.gates.behaviour import Fingerprint, Observation, ReferenceCheck, check_behaviour
+from speedproof.invocation import Invocation
 from speedproof.manifest import Behaviour, Policy, Workload
 from speedproof.measure.environment import LoadSnapshot
 from speedproof.measure.process import ProcessResult
@@ -24,7 +25,7 @@ from speedproof.measure.runner import (
     pair_timeout,
     private_network,
 )
-from speedproof.program import Invocation, Program, Side
+from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
 
 WORKLOAD = Workload(id="w")

@@ -22,7 +22,7 @@ from speedproof.gates.behaviour import clear_outputs, place_outputs, read_output
 from speedproof.measure.process import run_process
 from speedproof.program import Program, output_path
 from speedproof.sandbox import mount_list
-from speedproof.toolchains.base import toolchain_for
+from speedproof.toolchains.factory import toolchain_for
 from test_toolchain_support import (
     PYTHON_FILES,
     PYTHON_MANIFEST,

@@ -20,7 +20,8 @@ from pathlib import Path
 from speedproof.manifest import Manifest, parse_manifest
 from speedproof.program import Side
 from speedproof.sandbox import Sandbox, make_sandbox
-from speedproof.toolchains.base import TargetToolchain, Tree, default_cache_dir, toolchain_for
+from speedproof.toolchains.base import TargetToolchain, Tree, default_cache_dir
+from speedproof.toolchains.factory import toolchain_for
 
 GO_MODULE = "example.com/tiny"
 

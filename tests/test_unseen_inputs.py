@@ -24,7 +24,8 @@ from speedproof.ledger import Ledger
 from speedproof.manifest import Workload, load_manifest, parse_manifest
 from speedproof.program import Program
 from speedproof.sandbox import make_sandbox
-from speedproof.toolchains.base import Tree, toolchain_for
+from speedproof.toolchains.base import Tree
+from speedproof.toolchains.factory import toolchain_for
 
 TOOL = """\
 import sys

@@ -1,7 +1,7 @@
-"""A built target ready to run, and one workload's invocation of it.
+"""A built target ready to run.
 
-Toolchains produce a `Program` (baseline or candidate); the behaviour gate and the timed lane
-consume `Invocation`s, so neither needs to know which language the target is written in.
+Toolchains produce a `Program` (baseline or candidate); one workload's run of it is an
+`Invocation` (`speedproof.invocation`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from speedproof.manifest import Workload
 from speedproof.sandbox import SandboxSpec
 
 Side = Literal["baseline", "candidate"]
@@ -88,49 +87,3 @@ def output_path(program: Program, relative: str) -> Path:
     if program.outputs is None:
         return program.root / relative
     return program.outputs / hashlib.sha256(relative.encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Invocation:
-    program: Program
-    workload: Workload
-    prefix: tuple[str, ...] = ()
-    # A benchmark workload's private folder for the results file its harness writes: a fresh,
-    # empty one per measured run, outside every tree. None: the harness writes no file.
-    scratch: Path | None = None
-
-    @property
-    def argv(self) -> tuple[str, ...]:
-        if self.workload.is_bench:
-            # Imported here: the Python command reuses the test runner's bootstrap, whose module
-            # imports this one.
-            from speedproof.bench.command import bench_argv
-
-            return bench_argv(self.program, self.workload, self.scratch)
-        return (*self.program.argv, *self.prefix, *self.workload.args)
-
-    @property
-    def cwd(self) -> Path:
-        """Where the run starts: the target folder, or a Go benchmark's package folder (as
-        `go test` runs a test binary, so that its testdata/ is found)."""
-        if self.workload.kind == "go-bench":
-            return self.program.root / (self.workload.package or ".")
-        return self.program.root
-
-    def spec(self) -> SandboxSpec:
-        """The program's sandbox spec, with the scratch folder writable and, for a Python
-        benchmark, no PYTHONPATH at start-up (its bootstrap puts the source roots on sys.path
-        only after the harness is imported, so the tree cannot shadow it)."""
-        spec = self.program.spec()
-        if self.workload.kind in ("pytest-benchmark", "pyperf"):
-            env = {k: v for k, v in spec.env.items() if k != "PYTHONPATH"}
-            spec = replace(spec, env=env)
-        if self.scratch is not None:
-            spec = replace(spec, writable=(*spec.writable, self.scratch))
-        return spec
-
-    @property
-    def stdin(self) -> Path | None:
-        if self.workload.stdin is None:
-            return None
-        return self.program.root / self.workload.stdin

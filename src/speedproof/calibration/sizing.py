@@ -26,10 +26,11 @@ from dataclasses import dataclass
 
 from speedproof.calibration.inject import add_slowdown, extra_for_win
 from speedproof.errors import InfrastructureError
+from speedproof.invocation import Invocation
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.pinning import judge_elsewhere
 from speedproof.measure.runner import run_invocation
-from speedproof.program import Invocation, Program
+from speedproof.program import Program
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import TargetToolchain, Tree
 

@@ -45,7 +45,8 @@ from speedproof.policy import decide
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox
 from speedproof.stats import Schedule
-from speedproof.toolchains.base import Tree, toolchain_for
+from speedproof.toolchains.base import Tree
+from speedproof.toolchains.factory import toolchain_for
 from speedproof.workspace import (
     apply_patch,
     normalise_patch,

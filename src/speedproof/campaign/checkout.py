@@ -22,9 +22,9 @@ from pathlib import Path
 
 from speedproof.discovery import DiscoveryError, HotFunction, Profile, discover
 from speedproof.errors import InfrastructureError
+from speedproof.invocation import Invocation
 from speedproof.manifest import LoadedManifest, Workload
 from speedproof.measure.runner import run_invocation
-from speedproof.program import Invocation
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import TargetToolchain, Tree
 from speedproof.workspace import worktree

@@ -59,7 +59,7 @@ from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
 from speedproof.manifest import LoadedManifest
 from speedproof.measure.runner import Sample
 from speedproof.sandbox import Sandbox
-from speedproof.toolchains.base import toolchain_for
+from speedproof.toolchains.factory import toolchain_for
 from speedproof.workspace import Terminated, normalise_patch
 
 FINAL_PATCH = "final.patch"

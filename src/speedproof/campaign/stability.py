@@ -28,7 +28,8 @@ from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_f
 from speedproof.policy import decide
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox
-from speedproof.toolchains.base import BuildResult, Tree, toolchain_for
+from speedproof.toolchains.base import BuildResult, Tree
+from speedproof.toolchains.factory import toolchain_for
 from speedproof.workspace import worktree
 from speedproof.workspace.scratch import scratch_folder
 

@@ -36,8 +36,8 @@ from speedproof.discovery.runs import (
     representative,
     timed,
 )
+from speedproof.invocation import Invocation
 from speedproof.manifest import Manifest, Workload
-from speedproof.program import Invocation
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import Context, TargetToolchain, Tree
 from speedproof.toolchains.go import GoBuilder, GoTool

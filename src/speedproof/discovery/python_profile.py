@@ -34,8 +34,9 @@ from speedproof.discovery.runs import (
     representative,
     timed,
 )
+from speedproof.invocation import Invocation
 from speedproof.manifest import Manifest, Workload
-from speedproof.program import Invocation, Program
+from speedproof.program import Program
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import TargetToolchain, Tree
 from speedproof.toolchains.python import source_roots

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from speedproof.discovery.hot import DiscoveryError
+from speedproof.invocation import Invocation
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.process import ProcessResult
 from speedproof.measure.runner import run_invocation
-from speedproof.program import Invocation
 from speedproof.sandbox import Sandbox
 
 MAX_RUNS = 50

@@ -40,10 +40,11 @@ from typing import Literal
 
 from speedproof.errors import InfrastructureError
 from speedproof.evidence import TWIN_SUFFIX
+from speedproof.invocation import Invocation
 from speedproof.manifest import Behaviour, Normalise, Workload
 from speedproof.measure.process import _KEEP_LIMIT, ProcessResult
 from speedproof.measure.runner import run_invocation
-from speedproof.program import Invocation, Program, output_path
+from speedproof.program import Program, output_path
 from speedproof.sandbox import Sandbox
 
 Mode = Literal["exact", "sorted-lines"]

@@ -41,9 +41,10 @@ from speedproof.inputs.twins import declared_inputs
 from speedproof.inputs.unseen import reads_holdout, show
 from speedproof.inputs.variant_settings import VariantSettings
 from speedproof.inputs.variants import Recipe, VariantRun, argv_variants, content_variants
+from speedproof.invocation import Invocation
 from speedproof.manifest import Behaviour, Manifest, Normalise, Workload
 from speedproof.measure.process import run_process
-from speedproof.program import Invocation, Program
+from speedproof.program import Program
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import Tree
 from speedproof.workspace.scratch import scratch_folder

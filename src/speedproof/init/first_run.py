@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from speedproof.errors import SpeedproofError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.init.length import Status, classify, robust_sd
+from speedproof.invocation import Invocation
 from speedproof.manifest import (
     LoadedManifest,
     Manifest,
@@ -43,10 +44,11 @@ from speedproof.measure.runner import (
     run_invocation,
 )
 from speedproof.measure.schedule import schedule_for
-from speedproof.program import Invocation, Program
+from speedproof.program import Program
 from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.stats import Schedule
-from speedproof.toolchains.base import Tree, toolchain_for
+from speedproof.toolchains.base import Tree
+from speedproof.toolchains.factory import toolchain_for
 
 # Timed pairs a workload: at most 5 (10 runs after a warm-up a side), fewer when they would take
 # more than BUDGET_S, at least 1. Five pairs tell a 3 % spread from a 15 % one; measuring it is

@@ -33,6 +33,7 @@ from speedproof.gates.tests import gate_tests
 from speedproof.gates.variants import variants_gate
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
+from speedproof.invocation import Invocation
 from speedproof.ledger import CandidateWriter, SampleRow
 from speedproof.manifest import LoadedManifest, Manifest, Workload
 from speedproof.measure.environment import describe_environment
@@ -52,10 +53,11 @@ from speedproof.measure.runner import Sample, measurement_fault
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.policy import decide
-from speedproof.program import Invocation, Program, relocated
+from speedproof.program import Program, relocated
 from speedproof.sandbox import Sandbox, SandboxSpec, mount_list
 from speedproof.stats import Schedule
-from speedproof.toolchains.base import BuildResult, TargetToolchain, Tree, toolchain_for
+from speedproof.toolchains.base import BuildResult, TargetToolchain, Tree
+from speedproof.toolchains.factory import toolchain_for
 from speedproof.workspace import (
     GuardResult,
     ProtectedPaths,

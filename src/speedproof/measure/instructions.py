@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from speedproof.evidence import Comparison, exact_comparison
+from speedproof.invocation import Invocation
 from speedproof.measure.cachegrind import (
     MeasurementError,
     cachegrind_prefix,
@@ -42,7 +43,7 @@ from speedproof.measure.escapes import discarded, discarded_beyond, escaped, pro
 from speedproof.measure.opens import FolderOpens
 from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.runner import RepetitionCheck
-from speedproof.program import Invocation, Side
+from speedproof.program import Side
 from speedproof.sandbox import Sandbox
 from speedproof.stats import ALPHA, welch_compare
 

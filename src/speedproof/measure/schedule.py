@@ -27,6 +27,7 @@ from typing import Any
 
 from speedproof.evidence import Comparison, Evidence
 from speedproof.gates.behaviour import Visible, as_built
+from speedproof.invocation import Invocation
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.environment import (
     PRESSURE_CPU,
@@ -46,7 +47,7 @@ from speedproof.measure.runner import (
     private_network,
 )
 from speedproof.measure.sequential_rule import Progress, SequentialRule, say_nothing
-from speedproof.program import Invocation, Program, Side
+from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox
 from speedproof.stats import Schedule
 
