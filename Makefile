@@ -45,6 +45,7 @@ train-extra: $(VENV)/.stamp-train
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports --no-cache
 
 typecheck: setup
 	$(BIN)/mypy
