@@ -22,7 +22,13 @@ def evidence_of(base: list[float], cand: list[float], metric: str = "wall") -> E
     reading = paired_compare(
         base, cand, workload="shop", metric=metric, tier="representative", limit_pct=2.0
     )
-    return Evidence(True, (), True, True, (reading,))
+    return Evidence(
+        behaviour_matches=True,
+        failure_summary=(),
+        safety_checks_passed=True,
+        representative_evidence=True,
+        comparisons=(reading,),
+    )
 
 
 def test_a_trials_score_is_the_normal_quantile_of_its_trimmed_t_with_the_ts_sign() -> None:

@@ -21,7 +21,13 @@ UNRESOLVED = "the win's carry-over to inputs the candidate has not seen was not 
 
 
 def evidence(*readings: Comparison, seen: tuple[str, ...] = ()) -> Evidence:
-    found = Evidence(True, (), True, True, tuple(readings))
+    found = Evidence(
+        behaviour_matches=True,
+        failure_summary=(),
+        safety_checks_passed=True,
+        representative_evidence=True,
+        comparisons=tuple(readings),
+    )
     return replace(found, seen_inputs=seen) if seen else found
 
 

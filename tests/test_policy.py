@@ -438,3 +438,14 @@ def test_an_unconfirmed_worsening_at_the_last_look_blocks_the_accept() -> None:
 def test_a_worsening_of_twice_the_limit_or_more_rejects_at_once() -> None:
     verdict = decide(evidence(BIG_WIN, reading("render", 4.5, seed=19), final=False), RULES)
     assert verdict.verdict == "rejected"
+
+
+def test_evidence_given_by_position_is_refused_so_no_two_booleans_can_trade_places() -> None:
+    # behaviour_matches and safety_checks_passed side by side: swapped, a failed safety check
+    # would read as a behaviour change and the other way round.
+    try:
+        Evidence(False, (), True, False, ())  # type: ignore[misc]
+    except TypeError as refused:
+        assert "positional" in str(refused)
+    else:
+        raise AssertionError("Evidence was built from positional arguments")

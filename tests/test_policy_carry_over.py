@@ -40,7 +40,13 @@ def reading(
 
 
 def evidence(*readings: Comparison) -> Evidence:
-    return Evidence(True, (), True, True, tuple(readings))
+    return Evidence(
+        behaviour_matches=True,
+        failure_summary=(),
+        safety_checks_passed=True,
+        representative_evidence=True,
+        comparisons=tuple(readings),
+    )
 
 
 def stored_answer() -> Evidence:

@@ -26,7 +26,13 @@ def _wall(change_pct: float) -> Evidence:
         baseline=100.0,
         candidate=100.0 + change_pct,
     )
-    return Evidence(True, (), True, True, (reading,))
+    return Evidence(
+        behaviour_matches=True,
+        failure_summary=(),
+        safety_checks_passed=True,
+        representative_evidence=True,
+        comparisons=(reading,),
+    )
 
 
 def test_a_best_reading_that_is_worse_is_said_to_be_worse_not_a_negative_improvement() -> None:

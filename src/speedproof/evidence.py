@@ -131,9 +131,12 @@ class PolicyRules:
         return dict(self.limits).get(metric, self.guardrail_limit_pct)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Evidence:
-    """The only input of the policy. There is deliberately no field for a reviewer's concern."""
+    """The only input of the policy. There is deliberately no field for a reviewer's concern.
+
+    Keyword-only: five leading fields of which four are booleans read wrong in any order but one.
+    """
 
     behaviour_matches: bool
     failure_summary: tuple[str, ...]

@@ -315,10 +315,24 @@ def variants_gate(
     detail = {**result.detail(), "seconds_with_making": round(seconds, 3)}
     differences = result.differences()
     if differences:
-        ended = Evidence(False, (), True, False, (), behaviour_detail=differences)
+        ended = Evidence(
+            behaviour_matches=False,
+            failure_summary=(),
+            safety_checks_passed=True,
+            representative_evidence=False,
+            comparisons=(),
+            behaviour_detail=differences,
+        )
         return GateOutcome(False, seconds, differences, detail, ended)
     short = result.short()
     if short is not None:
-        unmeasured = Evidence(True, (), True, False, (), measurement_notes=(short,))
+        unmeasured = Evidence(
+            behaviour_matches=True,
+            failure_summary=(),
+            safety_checks_passed=True,
+            representative_evidence=False,
+            comparisons=(),
+            measurement_notes=(short,),
+        )
         return GateOutcome(False, seconds, (short,), detail, unmeasured)
     return GateOutcome(True, seconds, (), detail)

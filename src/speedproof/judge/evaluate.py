@@ -186,11 +186,24 @@ class _Ended(Exception):
 
 
 def _failed(*reasons: str) -> Evidence:
-    return Evidence(True, tuple(reasons), True, False, ())
+    return Evidence(
+        behaviour_matches=True,
+        failure_summary=tuple(reasons),
+        safety_checks_passed=True,
+        representative_evidence=False,
+        comparisons=(),
+    )
 
 
 def _unsafe(*reasons: str) -> Evidence:
-    return Evidence(True, (), False, False, (), safety_detail=tuple(reasons))
+    return Evidence(
+        behaviour_matches=True,
+        failure_summary=(),
+        safety_checks_passed=False,
+        representative_evidence=False,
+        comparisons=(),
+        safety_detail=tuple(reasons),
+    )
 
 
 @dataclass
@@ -625,11 +638,11 @@ class Judge:
         if not result.matches:
             raise _Ended(
                 Evidence(
-                    False,
-                    (),
-                    True,
-                    False,
-                    (),
+                    behaviour_matches=False,
+                    failure_summary=(),
+                    safety_checks_passed=True,
+                    representative_evidence=False,
+                    comparisons=(),
                     behaviour_detail=result.candidate_differences(),
                     measurement_notes=result.mode_notes(),
                 )

@@ -39,10 +39,24 @@ def candidate_refusal(
     differences = next((run.behaviour for run in reading.runs if run.behaviour), ())
     if differences:
         detail = f"{BEHAVIOUR}{'; '.join(differences)} (workload {reading.workload})"
-        return Evidence(False, (), True, False, (), behaviour_detail=(detail,))
+        return Evidence(
+            behaviour_matches=False,
+            failure_summary=(),
+            safety_checks_passed=True,
+            representative_evidence=False,
+            comparisons=(),
+            behaviour_detail=(detail,),
+        )
     hidden = next((run.escaped for run in reading.runs if run.escaped), ())
     hidden = hidden or exec_escapes(baseline, reading)
     if hidden and rests_on_instructions:
         detail = f"{'; '.join(hidden)}, on workload {reading.workload} under Cachegrind"
-        return Evidence(True, (), False, False, (), safety_detail=(detail,))
+        return Evidence(
+            behaviour_matches=True,
+            failure_summary=(),
+            safety_checks_passed=False,
+            representative_evidence=False,
+            comparisons=(),
+            safety_detail=(detail,),
+        )
     return None
