@@ -347,7 +347,7 @@ class Judge:
                 "looks": self.schedule.looks(),
             },
             "lane": self.manifest.lane,
-            "instruction_lane": self._instructions_on(),
+            "instruction_lane": self._instructions_on(self.manifest),
             "target_folder": str(self.target_rel),
         }
         if refused:
@@ -383,11 +383,11 @@ class Judge:
             self._settle(sides)
             self._tests(candidate_id, sides)
             self._untouched(candidate_id, sides, "tests")
-            with self._unseen(candidate_id, sides):
-                behaviour = self._behaviour(candidate_id, sides)
+            with self._unseen(candidate_id, sides) as judged:
+                behaviour = self._behaviour(candidate_id, sides, judged)
                 self._untouched(candidate_id, sides, "behaviour")
                 self._variants(candidate_id, sides, behaviour)
-                measured = self._measure(candidate_id, sides, behaviour)
+                measured = self._measure(candidate_id, sides, behaviour, judged)
             self._untouched(candidate_id, sides, "measure")
             return measured
 
@@ -602,7 +602,7 @@ class Judge:
         if not result.passed:
             raise _Ended(_failed(*result.reasons()))
 
-    def _behaviour(self, candidate_id: int, sides: _Sides) -> BehaviourResult:
+    def _behaviour(self, candidate_id: int, sides: _Sides, judged: Manifest) -> BehaviourResult:
         start = time.perf_counter()
         with self._stage("behaviour"), self._copies(sides, "behaviour", build=True) as copies:
             # Run from writable copies of the tree and the build, so a run that tries to leave
@@ -616,9 +616,9 @@ class Judge:
             result = check_behaviour(
                 programs["baseline"],
                 programs["candidate"],
-                self.manifest.workloads,
-                self.manifest.behaviour,
-                prefix=self.manifest.target.prefix,
+                judged.workloads,
+                judged.behaviour,
+                prefix=judged.target.prefix,
                 sandbox=self.sandbox,
                 timeout_for=lambda w: w.timeout_s,
                 visible=self._visible,
@@ -657,11 +657,12 @@ class Judge:
         return {"seed": self._seed, "holdout_dir_given": self.options.holdout_dir is not None}
 
     @contextmanager
-    def _unseen(self, candidate_id: int, sides: _Sides) -> Iterator[None]:
+    def _unseen(self, candidate_id: int, sides: _Sides) -> Iterator[Manifest]:
         """Generated inputs, the holdout copy and the twins, for behaviour and measurement.
 
-        The gates read `self.manifest.workloads`; inside this block that is the judgement's own
-        list (placeholders filled, twins added as holdout-tier workloads), so no gate changes.
+        Yields the judgement's manifest: the loaded one with the judgement's own workloads
+        (placeholders filled, twins added as holdout-tier workloads), which behaviour and
+        measurement are given in place of the loaded one, so no gate changes.
         """
         start = time.perf_counter()
         with ExitStack() as stack:
@@ -685,14 +686,12 @@ class Judge:
                 "generated": [g.workload for g in inputs.generated],
             }
             self._gate(candidate_id, "inputs", True, time.perf_counter() - start, (), made_here)
-            self.manifest = self.loaded.manifest.model_copy(
-                update={"workloads": list(inputs.workloads)}
-            )
+            judged = self.loaded.manifest.model_copy(update={"workloads": list(inputs.workloads)})
             self._inputs = inputs
             try:
-                yield
+                yield judged
             finally:
-                self.manifest, self._inputs = self.loaded.manifest, None
+                self._inputs = None
 
     def _variants(self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult) -> None:
         """Both sides on inputs nobody has seen, made from the seed (docs/adr/0057)."""
@@ -711,12 +710,15 @@ class Judge:
     # ----- measurement --------------------------------------------------------------------
 
     def _measure(
-        self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult
+        self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult, judged: Manifest
     ) -> tuple[Evidence, int]:
         with self._stage("measure"):
-            fixed = [*self._instructions(candidate_id, sides, behaviour), *self._size(sides)]
+            fixed = [
+                *self._instructions(candidate_id, sides, behaviour, judged),
+                *self._size(sides),
+            ]
             measurement = SequentialMeasurement(
-                manifest=self.manifest,
+                manifest=judged,
                 sandbox=self.sandbox,
                 programs={
                     "baseline": sides.programs["baseline"],
@@ -751,26 +753,26 @@ class Judge:
             self.on_sample(sample)
 
     def _instructions(
-        self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult
+        self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult, judged: Manifest
     ) -> list[Comparison]:
         """The instruction lane on every representative workload (baseline counts cached), and on
         the unseen ones (holdouts, twins) when the verdict rests on it (docs/adr/0064)."""
-        if not self._instructions_on():
+        if not self._instructions_on(judged):
             return []
-        rests_on = self.manifest.policy.primary_metric == "instructions"
+        rests_on = judged.policy.primary_metric == "instructions"
         tiers = ("representative", "holdout") if rests_on else ("representative",)
         found: list[Comparison] = []
-        for workload in self.manifest.workloads:
+        for workload in judged.workloads:
             if workload.tier not in tiers:
                 continue
             start = time.perf_counter()
             self.progress("instructions", f"{workload.id}: counting under Cachegrind")
-            readings = self._count_sides(sides, workload, behaviour.check_for(workload.id))
+            readings = self._count_sides(sides, workload, behaviour.check_for(workload.id), judged)
             comparison = instruction_comparison(
                 readings["baseline"],
                 readings["candidate"],
                 tier=workload.tier,
-                alpha=self.manifest.policy.alpha,
+                alpha=judged.policy.alpha,
             )
             self._gate(
                 candidate_id,
@@ -796,12 +798,12 @@ class Judge:
         return found
 
     def _count_sides(
-        self, sides: _Sides, workload: Workload, check: ReferenceCheck
+        self, sides: _Sides, workload: Workload, check: ReferenceCheck, judged: Manifest
     ) -> dict[str, InstructionReading]:
         """Both sides' counts on one workload, at once (counts do not depend on the load); the
         baseline's from the cache when this revision's were taken before."""
-        prefix = tuple(self.manifest.target.prefix)
-        timeout_s = self.manifest.instructions.timeout_s
+        prefix = tuple(judged.target.prefix)
+        timeout_s = judged.instructions.timeout_s
 
         def count(side: str, repeats: int) -> InstructionReading:
             return count_instructions(
@@ -815,10 +817,12 @@ class Judge:
         # Generated inputs are new every judgement: the key holds the filled args.
         key = (self.base_rev, workload.id, *workload.args, workload.stdin or "")
         known = self._baseline_ir.get(key)
-        first = self._repeats("candidate", known)
+        first = self._repeats(judged, "candidate", known)
         with ThreadPoolExecutor(max_workers=2) as pool:
             candidate = pool.submit(count, "candidate", first)
-            baseline = known if known is not None else count("baseline", self._repeats("baseline"))
+            baseline = known
+            if baseline is None:
+                baseline = count("baseline", self._repeats(judged, "baseline"))
             found = candidate.result()
         if sampled(baseline) and not baseline.stable and not sampled(found) and found.counted:
             # The baseline's counts vary (Go): the candidate's single count cannot be compared
@@ -829,12 +833,14 @@ class Judge:
             self._baseline_ir[key] = baseline
         return {"baseline": baseline, "candidate": found}
 
-    def _instructions_on(self) -> bool:
+    def _instructions_on(self, manifest: Manifest) -> bool:
         if self.options.instructions is not None:
             return self.options.instructions
-        return self.manifest.counts_instructions
+        return manifest.counts_instructions
 
-    def _repeats(self, side: str, baseline: InstructionReading | None = None) -> int:
+    def _repeats(
+        self, judged: Manifest, side: str, baseline: InstructionReading | None = None
+    ) -> int:
         """Runs a side under Cachegrind.
 
         The baseline always runs `repeats` times: that is the lane's proof that the target
@@ -843,8 +849,8 @@ class Judge:
         verdict rests on it, so a candidate that brings nondeterminism cannot win on one lucky
         count. Each run of a Go example costs 3 to 12 s under Cachegrind (docs/adr/0021).
         """
-        lane = self.manifest.instructions
-        if side == "baseline" or self.manifest.policy.primary_metric == "instructions":
+        lane = judged.instructions
+        if side == "baseline" or judged.policy.primary_metric == "instructions":
             return lane.repeats
         if baseline is not None and not baseline.stable:
             return STATISTICAL_RUNS  # known to vary: a sample from the start
