@@ -19,7 +19,8 @@ import pytest
 from speedproof.errors import ManifestError
 from speedproof.examples import get_example, materialise
 from speedproof.inputs.twins import fewer_lines, make_twin
-from speedproof.judge.evaluate import Judge, Outcome
+from speedproof.judge.evaluate import Judge
+from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import Workload, load_manifest, parse_manifest
 from speedproof.sandbox import make_sandbox

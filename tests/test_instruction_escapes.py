@@ -20,7 +20,8 @@ from escape_support import daemon_patch, killed_child_patch, under_valgrind_patc
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
 from speedproof.invocation import Invocation
-from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import Behaviour, Workload, load_manifest
 from speedproof.measure.instructions import (

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from speedproof.examples import Example, expectation, find_examples, materialise, meets
-from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.outcome import Outcome
 from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speedproof.judge.evaluate import Outcome
+from speedproof.judge.outcome import Outcome
 from unittest_support import (
     BROKEN_ADD,
     FAST_PRIMES,

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from speedproof.examples import get_example, materialise
-from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest
 from speedproof.sandbox import make_sandbox

@@ -55,7 +55,8 @@ from speedproof.cluster.jobs import Cluster
 from speedproof.discovery import HotFunction
 from speedproof.errors import SpeedproofError
 from speedproof.evidence import TWIN_SUFFIX
-from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.outcome import Outcome
 from speedproof.manifest import LoadedManifest
 from speedproof.measure.runner import Sample
 from speedproof.sandbox import Sandbox

@@ -4,6 +4,10 @@ The order is the architecture's: guard → apply → guard again → build → t
 measurement → policy. Each gate's result lands in the ledger as it finishes; a gate that fails
 ends the candidate, and even then the verdict comes from `policy.decide`, so there is one place
 that turns evidence into words.
+
+Its parts: `isolation` (nothing a candidate runs persists), `instruction_lane` (counts under
+Cachegrind, the baseline's cached), `early_end` (a gate that ends the candidate) and `outcome`
+(what the judgement came to, and its JSON).
 """
 
 from __future__ import annotations
@@ -11,50 +15,40 @@ from __future__ import annotations
 import functools
 import hashlib
 import secrets
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from speedproof.errors import InfrastructureError, PatchError
-from speedproof.evidence import Comparison, Evidence, Verdict
+from speedproof.evidence import Comparison, Evidence
 from speedproof.gates.behaviour import (
     BehaviourResult,
-    ReferenceCheck,
     check_behaviour,
-    place_outputs,
 )
 from speedproof.gates.tests import gate_tests
 from speedproof.gates.variants import variants_gate
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
-from speedproof.invocation import Invocation
+from speedproof.judge.early_end import Ended, failed, unsafe
+from speedproof.judge.instruction_lane import InstructionLane
+from speedproof.judge.isolation import Isolation, Sides, relocated_copy, wrote_reason
+from speedproof.judge.outcome import GateRecord, Outcome, pairs_per_workload
 from speedproof.ledger import CandidateWriter, SampleRow
 from speedproof.manifest import LoadedManifest, Manifest, Workload
 from speedproof.measure.environment import describe_environment
-from speedproof.measure.instructions import (
-    STATISTICAL_RUNS,
-    InstructionReading,
-    baseline_fault,
-    count_instructions,
-    instruction_comparison,
-    sampled,
-)
 from speedproof.measure.pinning import describe as describe_cpus
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.readings import size_comparison
-from speedproof.measure.refusals import candidate_refusal
-from speedproof.measure.runner import Sample, measurement_fault
+from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.policy import decide
-from speedproof.program import Program, relocated
-from speedproof.sandbox import Sandbox, SandboxSpec, mount_list
+from speedproof.program import Program
+from speedproof.sandbox import Sandbox
 from speedproof.stats import Schedule
 from speedproof.toolchains.base import BuildResult, TargetToolchain, Tree
 from speedproof.toolchains.factory import toolchain_for
@@ -68,9 +62,8 @@ from speedproof.workspace import (
     repository_root,
     resolve_rev,
     snapshot,
-    worktree,
 )
-from speedproof.workspace.scratch import scratch_folder, sweep_scratch
+from speedproof.workspace.scratch import sweep_scratch
 
 
 @dataclass(frozen=True)
@@ -99,135 +92,6 @@ class JudgeOptions:
             budget_multiple=self.budget_multiple,
             stops_early=self.stops_early,
         )
-
-
-@dataclass(frozen=True)
-class GateRecord:
-    name: str
-    passed: bool
-    duration_s: float
-    reasons: tuple[str, ...] = ()
-    detail: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one judged candidate came to, as the CLI and a campaign see it."""
-
-    verdict: Verdict
-    gates: tuple[GateRecord, ...]
-    comparisons: tuple[Comparison, ...]
-    ledger_id: int
-    sandbox: str
-    base_rev: str
-    timings: dict[str, float]
-    # Looks of the sequential schedule taken (0 when a gate ended the candidate first), and
-    # the pairs per measured workload.
-    looks: int = 0
-    pairs: dict[str, int] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict.verdict,
-            "reasons": list(self.verdict.reasons),
-            "notes": list(self.verdict.notes),
-            "rests_on": self.verdict.rests_on,
-            "lane": self.verdict.lane,
-            "gates": [
-                {
-                    "name": g.name,
-                    "passed": g.passed,
-                    "duration_s": g.duration_s,
-                    "reasons": list(g.reasons),
-                }
-                for g in self.gates
-            ],
-            "comparisons": [_comparison_json(c) for c in self.comparisons],
-            "ledger_id": self.ledger_id,
-            "sandbox": self.sandbox,
-            "base_rev": self.base_rev,
-            "looks": self.looks,
-            "pairs": self.pairs,
-            "timings": self.timings,
-        }
-
-
-def _comparison_json(c: Comparison) -> dict[str, Any]:
-    return {
-        "workload": c.workload,
-        "metric": c.metric,
-        "tier": c.tier,
-        "lane": c.lane,
-        "delta_pct": c.delta_pct,
-        "ci_pct": [c.ci_low_pct, c.ci_high_pct],
-        "p_value": c.p_value,
-        "p_mannwhitney": c.p_mannwhitney,
-        "p_welch": c.p_welch,
-        "welch_t": c.welch_t,
-        "n_baseline": c.n_baseline,
-        "n_candidate": c.n_candidate,
-        "baseline_mean": c.baseline_mean,
-        "candidate_mean": c.candidate_mean,
-        "significant": c.significant,
-        "supported": c.supported,
-        "exact": c.exact,
-        "note": c.note,
-        "extra": dict(c.extra),
-        "figure": c.render(),
-    }
-
-
-class _Ended(Exception):
-    """A gate ended the candidate; `evidence` says why, and the policy words the verdict."""
-
-    def __init__(self, evidence: Evidence) -> None:
-        super().__init__("candidate ended at a gate")
-        self.evidence = evidence
-
-
-def _failed(*reasons: str) -> Evidence:
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=tuple(reasons),
-        safety_checks_passed=True,
-        representative_evidence=False,
-        comparisons=(),
-    )
-
-
-def _unsafe(*reasons: str) -> Evidence:
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=False,
-        representative_evidence=False,
-        comparisons=(),
-        safety_detail=tuple(reasons),
-    )
-
-
-@dataclass
-class _Sides:
-    baseline: Tree
-    candidate: Tree
-    # The judgement's private folder, outside both worktrees: build folders, output copies,
-    # the disposable copies the tests run in.
-    scratch: Path
-    programs: dict[str, Program] = field(default_factory=dict)
-    # Each side's worktree and build folder as the build left them; no later stage may change
-    # them (`Judge._untouched`).
-    snapshots: dict[str, tuple[snapshot.Snapshot, snapshot.Snapshot]] = field(default_factory=dict)
-
-    def tree(self, side: str) -> Tree:
-        return self.baseline if side == "baseline" else self.candidate
-
-
-# How each later stage is named when it wrote what it may not.
-_STAGE_WORDS = {
-    "tests": "the test runs",
-    "behaviour": "the behaviour runs",
-    "measure": "the measured runs (instructions, timed pairs, holdouts)",
-}
 
 
 class Judge:
@@ -259,9 +123,14 @@ class Judge:
         self.schedule = options.schedule(self.manifest)
         # Read once, before anything is measured: a setting this machine cannot meet stops here.
         self.timed_cpus = timed_cpus(self.manifest.policy.timed_cpus)
-        # Baseline instruction counts per (base revision, workload): a campaign judges many
-        # candidates against one base, and the baseline's count cannot change.
-        self._baseline_ir: dict[tuple[str, ...], InstructionReading] = {}
+        self.isolation = Isolation(
+            target_rel=self.target_rel,
+            outputs=tuple(self.manifest.behaviour.output_files),
+            sandboxed=sandbox.name != "none",
+        )
+        self.instruction_lane = InstructionLane(
+            sandbox=sandbox, base_rev=self.base_rev, progress=progress
+        )
         # The judgement's unseen inputs while behaviour and measurement run, and its seed.
         self._inputs: UnseenInputs | None = None
         self._seed = 0
@@ -297,7 +166,7 @@ class Judge:
         )
         try:
             evidence, series = self._evidence(candidate_id, patch, guard)
-        except _Ended as ended:
+        except Ended as ended:
             evidence, series = ended.evidence, 0
         except BaseException as exc:
             self.timings["total"] = time.perf_counter() - started
@@ -331,7 +200,7 @@ class Judge:
             base_rev=self.base_rev,
             timings=dict(self.timings),
             looks=series,
-            pairs=_pairs(evidence.comparisons),
+            pairs=pairs_per_workload(evidence.comparisons),
         )
 
     def _facts(self, *, refused: bool) -> dict[str, Any]:
@@ -357,30 +226,17 @@ class Judge:
             **facts,
             "toolchain": self.toolchain.versions(),
             "unseen_inputs": self._draw_seed(),
-            "sandbox_mounts": self._mounts(),
+            "sandbox_mounts": self.isolation.mounts(self.toolchain.context.tools),
         }
-
-    def _mounts(self) -> list[str]:
-        """What a workload run sees in the sandbox, as the ledger records it."""
-        if self.sandbox.name == "none":
-            return ["none: unsandboxed, as --no-sandbox asked"]
-        spec = SandboxSpec(
-            readable=(*self.toolchain.context.tools, Path("<worktree>"), Path("<build folder>")),
-            files=tuple((Path("<run copy>"), Path(f"<worktree>/{f}")) for f in self._outputs()),
-        )
-        return mount_list(spec)
-
-    def _outputs(self) -> tuple[str, ...]:
-        return tuple(self.manifest.behaviour.output_files)
 
     def _evidence(
         self, candidate_id: int, patch: str, guard: tuple[GuardResult, float]
     ) -> tuple[Evidence, int]:
         self._guard(candidate_id, guard)
-        with self._sides() as sides:
+        with self.isolation.sides(self.repo, self.base_rev) as sides:
             self._apply(candidate_id, sides, patch)
             self._build(candidate_id, sides)
-            self._settle(sides)
+            self.isolation.settle(sides)
             self._tests(candidate_id, sides)
             self._untouched(candidate_id, sides, "tests")
             with self._unseen(candidate_id, sides) as judged:
@@ -391,32 +247,12 @@ class Judge:
             self._untouched(candidate_id, sides, "measure")
             return measured
 
-    # ----- nothing a candidate runs may persist -------------------------------------------
+    # ----- nothing a candidate runs may persist (`judge.isolation`) ------------------------
 
-    def _settle(self, sides: _Sides) -> None:
-        """Fix what each side's runs may write, then snapshot the worktrees and build folders.
-
-        In the sandbox the tree and the build are read-only to every run and each declared
-        output file is a per-run copy outside the tree; unsandboxed, runs write the output files
-        in the tree, and those paths alone may change.
-        """
-        for side, program in sides.programs.items():
-            if self.sandbox.name != "none":
-                outputs = sides.scratch / f"{side}-outputs"
-                program = replace(program, outputs=outputs, output_files=self._outputs())
-                place_outputs(program)
-                sides.programs[side] = program
-            tree, fresh = sides.tree(side), program.fresh_per_run
-            sides.snapshots[side] = (
-                snapshot.take(tree.worktree, fresh),
-                snapshot.take(tree.out, fresh),
-            )
-
-    def _relocated(self, sides: _Sides, copy: Tree) -> Program:
-        """A side's program run from its writable copies of the tree and the build."""
-        original = sides.tree(copy.side)
-        program = relocated(sides.programs[copy.side], original.worktree, copy.worktree)
-        return relocated(program, original.out, copy.out)
+    def _untouched(self, candidate_id: int, sides: Sides, stage: str) -> None:
+        """Reject a candidate whose code changed its tree or its build during `stage`."""
+        for side, before in sides.snapshots.items():
+            self._check_writes(candidate_id, before, sides.tree(side), stage)
 
     def _check_writes(
         self,
@@ -426,29 +262,12 @@ class Judge:
         stage: str,
     ) -> None:
         """Reject what a side wrote in its tree or build folder beyond its declared outputs."""
-        allowed = [str(self.target_rel / f) for f in self._outputs()]
-        wrote = snapshot.changed(before[0], snapshot.again(before[0]), allowed)
-        where = ""
-        if not wrote:
-            wrote = snapshot.changed(before[1], snapshot.again(before[1]))
-            where = "in its build folder"
-        if wrote:
-            self._wrote(candidate_id, tree.side, snapshot.describe(wrote, where), stage)
-
-    def _wrote(self, candidate_id: int, side: str, where: str, stage: str) -> None:
-        if side == "baseline":
-            raise InfrastructureError(
-                f"the baseline wrote {where} during {_STAGE_WORDS[stage]}; a workload may "
-                "write only its declared output files ([behaviour] output_files), /tmp and $HOME"
-            )
-        reason = f"the candidate wrote {where} during {_STAGE_WORDS[stage]}"
+        where = self.isolation.written(before)
+        if where is None:
+            return
+        reason = wrote_reason(tree.side, where, stage)
         self._gate(candidate_id, f"untouched-{stage}", False, 0.0, (reason,))
-        raise _Ended(_unsafe(reason))
-
-    def _untouched(self, candidate_id: int, sides: _Sides, stage: str) -> None:
-        """Reject a candidate whose code changed its tree or its build during `stage`."""
-        for side, before in sides.snapshots.items():
-            self._check_writes(candidate_id, before, sides.tree(side), stage)
+        raise Ended(unsafe(reason))
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -487,53 +306,16 @@ class Judge:
         reasons = result.reasons()
         self._gate(candidate_id, "guard", result.passed, seconds, reasons)
         if not result.passed:
-            raise _Ended(_unsafe(*reasons))
+            raise Ended(unsafe(*reasons))
 
-    @contextmanager
-    def _sides(self) -> Iterator[_Sides]:
-        with ExitStack() as stack:
-            scratch = stack.enter_context(scratch_folder())
-            base = stack.enter_context(worktree(self.repo, self.base_rev)).path
-            cand = stack.enter_context(worktree(self.repo, self.base_rev)).path
-            yield _Sides(
-                baseline=Tree("baseline", base, base / self.target_rel, scratch / "baseline"),
-                candidate=Tree("candidate", cand, cand / self.target_rel, scratch / "candidate"),
-                scratch=scratch,
-            )
-
-    @contextmanager
-    def _copies(
-        self, sides: _Sides, stage: str, *, build: bool = False
-    ) -> Iterator[tuple[Tree, Tree]]:
-        """Disposable copies of both worktrees, each with an empty build folder, or with a copy
-        of the build (`build`).
-
-        Tests write where they like (reports, caches, fixtures), and the behaviour runs may try
-        to: they do it in a copy that is thrown away, so nothing they leave can reach a measured
-        run, and the copy shows what they wrote.
-        """
-        copies: list[Tree] = []
-        for tree in (sides.baseline, sides.candidate):
-            holder = Path(tempfile.mkdtemp(prefix=f"{stage}-{tree.side}-", dir=sides.scratch))
-            folder = holder / "tree"
-            shutil.copytree(tree.worktree, folder, symlinks=True)
-            if build:
-                shutil.copytree(tree.out, holder / "out", symlinks=True)
-            copies.append(Tree(tree.side, folder, folder / self.target_rel, holder / "out"))
-        try:
-            yield copies[0], copies[1]
-        finally:
-            for made in copies:
-                shutil.rmtree(made.worktree.parent, ignore_errors=True)
-
-    def _apply(self, candidate_id: int, sides: _Sides, patch: str) -> None:
+    def _apply(self, candidate_id: int, sides: Sides, patch: str) -> None:
         start = time.perf_counter()
         with self._stage("apply"):
             try:
                 applied = apply_patch(sides.candidate.worktree, patch)
             except PatchError as exc:
                 self._gate(candidate_id, "apply", False, time.perf_counter() - start, (str(exc),))
-                raise _Ended(_failed(f"the patch does not apply: {exc}")) from exc
+                raise Ended(failed(f"the patch does not apply: {exc}")) from exc
             self.ledger.add_commands(
                 candidate_id, "apply", [(c.argv, c.returncode, None) for c in applied.commands]
             )
@@ -550,9 +332,9 @@ class Judge:
         reasons = after.reasons()
         self._gate(candidate_id, "guard-applied", after.passed, 0.0, reasons)
         if not after.passed:
-            raise _Ended(_unsafe(*reasons))
+            raise Ended(unsafe(*reasons))
 
-    def _build(self, candidate_id: int, sides: _Sides) -> None:
+    def _build(self, candidate_id: int, sides: Sides) -> None:
         with self._stage("build"), ThreadPoolExecutor(max_workers=2) as pool:
             # Both sides at once: builds are not timed, and on a 2-core machine this takes the
             # stage from the sum of the two builds to about the longer one.
@@ -564,7 +346,7 @@ class Judge:
                 raise InfrastructureError(f"the baseline does not build:\n{base.log[-2000:]}")
             self._record_build(candidate_id, "build", cand)
         if not cand.ok or cand.program is None:
-            raise _Ended(_failed(f"the candidate does not build: {cand.log[-600:].strip()}"))
+            raise Ended(failed(f"the candidate does not build: {cand.log[-600:].strip()}"))
         sides.programs = {"baseline": base.program, "candidate": cand.program}
 
     def _record_build(self, candidate_id: int, name: str, result: BuildResult) -> None:
@@ -574,9 +356,9 @@ class Judge:
             candidate_id, name, result.ok, result.duration_s, reasons, {"log": result.log[-4000:]}
         )
 
-    def _tests(self, candidate_id: int, sides: _Sides) -> None:
+    def _tests(self, candidate_id: int, sides: Sides) -> None:
         start = time.perf_counter()
-        with self._stage("tests"), self._copies(sides, "tests") as (base_tree, cand_tree):
+        with self._stage("tests"), self.isolation.copies(sides, "tests") as (base_tree, cand_tree):
             result, base_run, cand_run = gate_tests(
                 self.toolchain,
                 base_tree,
@@ -600,15 +382,18 @@ class Judge:
             detail,
         )
         if not result.passed:
-            raise _Ended(_failed(*result.reasons()))
+            raise Ended(failed(*result.reasons()))
 
-    def _behaviour(self, candidate_id: int, sides: _Sides, judged: Manifest) -> BehaviourResult:
+    def _behaviour(self, candidate_id: int, sides: Sides, judged: Manifest) -> BehaviourResult:
         start = time.perf_counter()
-        with self._stage("behaviour"), self._copies(sides, "behaviour", build=True) as copies:
+        with (
+            self._stage("behaviour"),
+            self.isolation.copies(sides, "behaviour", build=True) as copies,
+        ):
             # Run from writable copies of the tree and the build, so a run that tries to leave
             # something for later runs succeeds there, is seen, and is named; the measured runs
             # then see both read-only.
-            programs = {tree.side: self._relocated(sides, tree) for tree in copies}
+            programs = {tree.side: relocated_copy(sides, tree) for tree in copies}
             before = {
                 tree.side: (snapshot.take(tree.worktree), snapshot.take(tree.out))
                 for tree in copies
@@ -636,7 +421,7 @@ class Judge:
             {"workloads": list(result.detail())},
         )
         if not result.matches:
-            raise _Ended(
+            raise Ended(
                 Evidence(
                     behaviour_matches=False,
                     failure_summary=(),
@@ -657,7 +442,7 @@ class Judge:
         return {"seed": self._seed, "holdout_dir_given": self.options.holdout_dir is not None}
 
     @contextmanager
-    def _unseen(self, candidate_id: int, sides: _Sides) -> Iterator[Manifest]:
+    def _unseen(self, candidate_id: int, sides: Sides) -> Iterator[Manifest]:
         """Generated inputs, the holdout copy and the twins, for behaviour and measurement.
 
         Yields the judgement's manifest: the loaded one with the judgement's own workloads
@@ -693,7 +478,7 @@ class Judge:
             finally:
                 self._inputs = None
 
-    def _variants(self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult) -> None:
+    def _variants(self, candidate_id: int, sides: Sides, behaviour: BehaviourResult) -> None:
         """Both sides on inputs nobody has seen, made from the seed (docs/adr/0057)."""
         with self._stage("variants"):
             found = variants_gate(
@@ -701,7 +486,7 @@ class Judge:
             )
         self._gate(candidate_id, "variants", *found.record)
         if found.ended is not None:
-            raise _Ended(found.ended)
+            raise Ended(found.ended)
 
     def _visible(self, program: Program, workload: Workload) -> Program:
         """`program` able to read `workload`'s unseen inputs, if it has any."""
@@ -710,7 +495,7 @@ class Judge:
     # ----- measurement --------------------------------------------------------------------
 
     def _measure(
-        self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult, judged: Manifest
+        self, candidate_id: int, sides: Sides, behaviour: BehaviourResult, judged: Manifest
     ) -> tuple[Evidence, int]:
         with self._stage("measure"):
             fixed = [
@@ -752,111 +537,28 @@ class Judge:
         if self.on_sample is not None:
             self.on_sample(sample)
 
-    def _instructions(
-        self, candidate_id: int, sides: _Sides, behaviour: BehaviourResult, judged: Manifest
-    ) -> list[Comparison]:
-        """The instruction lane on every representative workload (baseline counts cached), and on
-        the unseen ones (holdouts, twins) when the verdict rests on it (docs/adr/0064)."""
-        if not self._instructions_on(judged):
-            return []
-        rests_on = judged.policy.primary_metric == "instructions"
-        tiers = ("representative", "holdout") if rests_on else ("representative",)
-        found: list[Comparison] = []
-        for workload in judged.workloads:
-            if workload.tier not in tiers:
-                continue
-            start = time.perf_counter()
-            self.progress("instructions", f"{workload.id}: counting under Cachegrind")
-            readings = self._count_sides(sides, workload, behaviour.check_for(workload.id), judged)
-            comparison = instruction_comparison(
-                readings["baseline"],
-                readings["candidate"],
-                tier=workload.tier,
-                alpha=judged.policy.alpha,
-            )
-            self._gate(
-                candidate_id,
-                f"instructions:{workload.id}",
-                comparison.exact or comparison.finite,
-                time.perf_counter() - start,
-                () if comparison.exact else (comparison.note,),
-                {
-                    "baseline": [r.ir for r in readings["baseline"].runs],
-                    "candidate": [r.ir for r in readings["candidate"].runs],
-                    "figure": comparison.render(),
-                },
-            )
-            fault = baseline_fault(readings["baseline"])
-            if fault is not None:
-                raise measurement_fault(workload.id, fault)
-            refused = candidate_refusal(
-                readings["baseline"], readings["candidate"], rests_on_instructions=rests_on
-            )
-            if refused is not None:
-                raise _Ended(refused)
-            found.append(comparison)
-        return found
-
-    def _count_sides(
-        self, sides: _Sides, workload: Workload, check: ReferenceCheck, judged: Manifest
-    ) -> dict[str, InstructionReading]:
-        """Both sides' counts on one workload, at once (counts do not depend on the load); the
-        baseline's from the cache when this revision's were taken before."""
-        prefix = tuple(judged.target.prefix)
-        timeout_s = judged.instructions.timeout_s
-
-        def count(side: str, repeats: int) -> InstructionReading:
-            return count_instructions(
-                Invocation(self._visible(sides.programs[side], workload), workload, prefix),
-                sandbox=self.sandbox,
-                timeout_s=timeout_s,
-                repeats=repeats,
-                check=check,
-            )
-
-        # Generated inputs are new every judgement: the key holds the filled args.
-        key = (self.base_rev, workload.id, *workload.args, workload.stdin or "")
-        known = self._baseline_ir.get(key)
-        first = self._repeats(judged, "candidate", known)
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            candidate = pool.submit(count, "candidate", first)
-            baseline = known
-            if baseline is None:
-                baseline = count("baseline", self._repeats(judged, "baseline"))
-            found = candidate.result()
-        if sampled(baseline) and not baseline.stable and not sampled(found) and found.counted:
-            # The baseline's counts vary (Go): the candidate's single count cannot be compared
-            # with a sample; it is counted up to the same number of runs.
-            more = count("candidate", STATISTICAL_RUNS - len(found.runs))
-            found = replace(found, runs=(*found.runs, *more.runs))
-        if known is None and (baseline.stable or sampled(baseline)):
-            self._baseline_ir[key] = baseline
-        return {"baseline": baseline, "candidate": found}
-
     def _instructions_on(self, manifest: Manifest) -> bool:
         if self.options.instructions is not None:
             return self.options.instructions
         return manifest.counts_instructions
 
-    def _repeats(
-        self, judged: Manifest, side: str, baseline: InstructionReading | None = None
-    ) -> int:
-        """Runs a side under Cachegrind.
+    def _instructions(
+        self, candidate_id: int, sides: Sides, behaviour: BehaviourResult, judged: Manifest
+    ) -> list[Comparison]:
+        """The instruction lane (`judge.instruction_lane`), when it runs for this judgement."""
+        if not self._instructions_on(judged):
+            return []
+        return self.instruction_lane.compare(
+            judged,
+            sides.programs,
+            behaviour,
+            visible=self._visible,
+            gate=lambda name, passed, seconds, reasons, detail: self._gate(
+                candidate_id, name, passed, seconds, reasons, detail
+            ),
+        )
 
-        The baseline always runs `repeats` times: that is the lane's proof that the target
-        counts deterministically under the lane's settings. A candidate runs once when the
-        lane is a secondary reading (its count only informs), and `repeats` times when the
-        verdict rests on it, so a candidate that brings nondeterminism cannot win on one lucky
-        count. Each run of a Go example costs 3 to 12 s under Cachegrind (docs/adr/0021).
-        """
-        lane = judged.instructions
-        if side == "baseline" or judged.policy.primary_metric == "instructions":
-            return lane.repeats
-        if baseline is not None and not baseline.stable:
-            return STATISTICAL_RUNS  # known to vary: a sample from the start
-        return 1
-
-    def _size(self, sides: _Sides) -> list[Comparison]:
+    def _size(self, sides: Sides) -> list[Comparison]:
         base = sides.programs["baseline"].binary_size
         cand = sides.programs["candidate"].binary_size
         if base is None or cand is None:
@@ -879,11 +581,6 @@ def _row(series: int, workload: str, s: Sample) -> SampleRow:
         s.env_pad,
         s.reported,
     )
-
-
-def _pairs(comparisons: tuple[Comparison, ...]) -> dict[str, int]:
-    """Pairs behind each workload's timed reading."""
-    return {c.workload: c.n for c in comparisons if c.lane == "timed" and c.metric == "wall"}
 
 
 def _error_text(exc: BaseException) -> str:

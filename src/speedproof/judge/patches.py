@@ -8,7 +8,8 @@ from rich.console import Console
 
 from speedproof.errors import InfrastructureError
 from speedproof.gitexclude import exclude_from_git
-from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.outcome import Outcome
 from speedproof.judge.view import LiveProgress, render_outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import load_manifest

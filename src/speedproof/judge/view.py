@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 
-from speedproof.judge.evaluate import Outcome
+from speedproof.judge.outcome import Outcome
 from speedproof.measure.runner import Sample
 
 _COLOURS = {"accepted": "green", "rejected": "red", "inconclusive": "yellow"}

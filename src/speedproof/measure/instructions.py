@@ -499,7 +499,7 @@ def instruction_comparison(
         return _unsupported(baseline, candidate, tier, "candidate " + "; ".join(hidden))
     # A candidate counted once is enough when the baseline has shown, by repeating, that this
     # target counts deterministically under the lane's settings (the judge runs a candidate
-    # once when the lane is a secondary reading; evaluate.Judge._repeats).
+    # once when the lane is a secondary reading; judge.instruction_lane.repeats).
     if sampled(baseline) and sampled(candidate) and not (baseline.stable and candidate.stable):
         return statistical_comparison(baseline, candidate, tier=tier, alpha=alpha)
     unstable = [f"baseline {baseline.note}"] if not baseline.stable else []

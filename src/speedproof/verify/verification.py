@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from speedproof.errors import PatchError, SpeedproofError
-from speedproof.judge.evaluate import Judge, JudgeOptions, Outcome
+from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import LoadedManifest
 from speedproof.measure.sequential_rule import Progress, say_nothing
