@@ -8,19 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.behaviour import (
-    EXCERPT_CHARS,
-    BehaviourResult,
+from speedproof.gates.behaviour import BehaviourResult, check_behaviour
+from speedproof.gates.differences import EXCERPT_CHARS, compare_fingerprints, describe_differences
+from speedproof.gates.fingerprints import (
     Fingerprint,
     Observation,
-    OutputDigest,
-    check_behaviour,
-    compare_fingerprints,
-    describe_differences,
     fingerprint,
     normalise,
     sort_lines,
 )
+from speedproof.gates.outputs import OutputDigest
 from speedproof.invocation import Invocation
 from speedproof.manifest import Behaviour, Normalise, TierName, Workload
 from speedproof.measure.runner import run_invocation

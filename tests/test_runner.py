@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.behaviour import Fingerprint, Observation, ReferenceCheck, check_behaviour
+from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
+from speedproof.gates.fingerprints import Fingerprint, Observation
 from speedproof.invocation import Invocation
 from speedproof.manifest import Behaviour, Policy, Workload
 from speedproof.measure.environment import LoadSnapshot

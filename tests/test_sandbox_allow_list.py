@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.behaviour import clear_outputs, place_outputs, read_outputs
+from speedproof.gates.outputs import clear_outputs, place_outputs, read_outputs
 from speedproof.measure.process import run_process
 from speedproof.program import Program, output_path
 from speedproof.sandbox import mount_list

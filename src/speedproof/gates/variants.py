@@ -27,16 +27,10 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
 from speedproof.evidence import Evidence
-from speedproof.gates.behaviour import (
-    BehaviourResult,
-    Mode,
-    Observation,
-    clear_outputs,
-    describe_differences,
-    observe,
-    place_outputs,
-    read_outputs,
-)
+from speedproof.gates.behaviour import BehaviourResult
+from speedproof.gates.differences import describe_differences
+from speedproof.gates.fingerprints import Mode, Observation, observe
+from speedproof.gates.outputs import clear_outputs, place_outputs, read_outputs
 from speedproof.inputs.twins import declared_inputs
 from speedproof.inputs.unseen import reads_holdout, show
 from speedproof.inputs.variant_settings import VariantSettings

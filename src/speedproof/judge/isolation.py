@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from speedproof.errors import InfrastructureError
-from speedproof.gates.behaviour import place_outputs
+from speedproof.gates.outputs import place_outputs
 from speedproof.program import Program, relocated
 from speedproof.sandbox import SandboxSpec, mount_list
 from speedproof.toolchains.base import Tree
