@@ -6,7 +6,7 @@
 
 Prints, per family: cases, cases below the adequacy bar, the mutation kill rate over all of the
 family's mutants that are not presumed equivalent, the lowest case's kill rate, the generic traps
-that matched the reference on a whole draw (in-process, `adequacy.generic_traps`) and, with
+that matched the reference on a whole draw (in-process, `adequacy_traps.generic_traps`) and, with
 `--verify-traps`, how many named traps (`corpus/traps.py`) earned anything from the real verifier
 (passed, a positive reward, or no reward because it could not judge). The last two columns must
 be 0, and every kill rate at least 95 %.

@@ -9,14 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.corpus.adequacy import (
-    Adequacy,
-    Outcomes,
-    Trap,
-    assess,
-    generic_traps,
-    run_sources,
-)
+from speedproof.corpus.adequacy import Adequacy, assess
+from speedproof.corpus.adequacy_runner import Outcomes, run_sources
+from speedproof.corpus.adequacy_traps import Trap, generic_traps
 from speedproof.functions.case import Case, Json, generate_inputs
 
 DEV = Path(__file__).resolve().parents[1] / "corpus" / "v1" / "dev.jsonl"

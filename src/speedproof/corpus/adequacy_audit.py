@@ -9,8 +9,8 @@ inputs one verification really uses (`verification_inputs`) and on a second draw
   the branch is hit   the family's interesting branch (a hit, a duplicate, a reachable target,
                       an out-of-range query) happens on a share of random inputs inside the
                       family's stated band;
-  traps fail          every generic wrong candidate (`adequacy.generic_traps`) differs from the
-                      reference on at least one input of each draw;
+  traps fail          every generic wrong candidate (`adequacy_traps.generic_traps`) differs
+                      from the reference on at least one input of each draw;
   mutants die         at least `MIN_KILL_RATE` of the reference's one-change mutants that are not
                       presumed equivalent (no difference on a large sample either) are told apart.
 
