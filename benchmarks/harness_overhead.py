@@ -26,7 +26,7 @@ import speedproof.toolchains.go as go
 import speedproof.toolchains.go_processes as processes
 import speedproof.toolchains.python as python
 from speedproof.examples import get_example, materialise
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.measure.process import ProcessResult
 from speedproof.sandbox import make_sandbox
 from speedproof.toolchains.base import (

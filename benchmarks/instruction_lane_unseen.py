@@ -22,7 +22,7 @@ from speedproof.examples import get_example, materialise
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 
 

@@ -60,7 +60,8 @@ from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.invocation import Invocation
-from speedproof.manifest import Manifest, Policy, Workload, load_manifest
+from speedproof.manifest import Manifest, Policy, Workload
+from speedproof.manifest_loading import load_manifest
 from speedproof.measure.environment import describe_environment, measurement_contended
 from speedproof.measure.pinning import describe, timed_cpus
 from speedproof.measure.readings import TIMED_METRICS

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from speedproof.examples import get_example, materialise
 from speedproof.invocation import Invocation
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.measure.instructions import count_instructions
 from speedproof.measure.runner import run_invocation
 from speedproof.sandbox import Sandbox, make_sandbox

@@ -42,7 +42,7 @@ from pathlib import Path
 from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.invocation import Invocation
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.measure.environment import describe_environment, tool_version
 from speedproof.measure.process import run_process
 from speedproof.sandbox import Sandbox, SandboxSpec, Unsandboxed, build_env, make_sandbox

@@ -37,7 +37,7 @@ import numpy as np
 from scipy import stats as sps
 
 from speedproof.evidence import Comparison
-from speedproof.manifest import parse_manifest
+from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide

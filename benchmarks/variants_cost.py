@@ -22,7 +22,7 @@ import speedproof.judge.evaluate as evaluate
 from speedproof.examples import get_example, materialise
 from speedproof.judge.evaluate import Judge
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 
 

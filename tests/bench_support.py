@@ -16,7 +16,7 @@ from pathlib import Path
 from speedproof.judge.evaluate import Judge
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 
 GO_MOD = "module example.com/words\n\ngo 1.21\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from speedproof.examples import get_example, materialise
 from speedproof.gates.tests import TestGateResult, gate_tests
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.toolchains.base import TargetToolchain, TestRun
 from speedproof.toolchains.factory import toolchain_for
 from test_toolchain_support import Pair, caches, checkout, git, sandbox, write_files

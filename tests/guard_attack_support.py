@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from speedproof.examples import get_example, materialise
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import GuardResult, Violation, check_applied, check_patch
 from speedproof.workspace.protected import ProtectedPaths

@@ -21,7 +21,7 @@ from speedproof.campaign.state import load_state
 from speedproof.errors import InfrastructureError
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 
 CAMPAIGN = "20250101-000000-abcdef"

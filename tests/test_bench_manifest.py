@@ -16,7 +16,7 @@ from bench_support import (
     python_library,
 )
 from speedproof.errors import ManifestError
-from speedproof.manifest import load_manifest, parse_manifest
+from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.preflight import check
 
 

@@ -30,7 +30,8 @@ from rule_evaluation import (
     sequential_rule,
     stream_from_json,
 )
-from speedproof.manifest import Manifest, parse_manifest
+from speedproof.manifest import Manifest
+from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.replay import RecordedWorkload
 from speedproof.stats import Schedule
 from speedproof.stats.power import acceptance_probability

@@ -33,7 +33,7 @@ from speedproof.examples import find_examples, materialise
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
-from speedproof.manifest import LoadedManifest, load_manifest, parse_manifest
+from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
 from speedproof.sandbox import make_sandbox
 from speedproof.verify.verification import Verification, accepted_candidates, stack_diffs
 

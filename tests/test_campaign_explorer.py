@@ -17,7 +17,7 @@ import pytest
 from model_server import ModelServer
 from speedproof.agents.answers import ProposedWorkload
 from speedproof.campaign.screening import Screen
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.report import load_report
 from test_campaign_support import (
     CORE,

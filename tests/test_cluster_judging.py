@@ -31,7 +31,7 @@ from speedproof.cluster.shipping import (
 from speedproof.errors import InfrastructureError
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 from test_campaign_support import git
 

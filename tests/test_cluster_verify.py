@@ -22,7 +22,7 @@ from speedproof.cluster import Cluster, Placement, measuring_on, open_cluster
 from speedproof.cluster.judging import Shipper, judge_on_node
 from speedproof.judge.evaluate import JudgeOptions
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 
 
 def _verify(repo: Path, ledger: Path, *extra: str) -> tuple[int, Any]:

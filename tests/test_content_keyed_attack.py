@@ -22,7 +22,8 @@ from speedproof.inputs.twins import fewer_lines, make_twin
 from speedproof.judge.evaluate import Judge
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
-from speedproof.manifest import Workload, load_manifest, parse_manifest
+from speedproof.manifest import Workload
+from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.sandbox import make_sandbox
 from test_campaign_support import git
 from test_unseen_support import content_keyed_patch_go

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from speedproof.invocation import Invocation
-from speedproof.manifest import Workload, parse_manifest
+from speedproof.manifest import Workload
+from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.environment import (
     PRESSURE_FALLBACK_NOTE,
     STALL_SHARE_THRESHOLD,

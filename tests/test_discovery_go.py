@@ -24,7 +24,7 @@ from speedproof.discovery.go_source import (
 from speedproof.discovery.pprof_raw import Frame, parse_raw
 from speedproof.discovery.python_source import split_lines
 from speedproof.examples import get_example, materialise
-from speedproof.manifest import LoadedManifest, load_manifest, parse_manifest
+from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
 from test_discovery_python import profiled, run_discovery
 from test_toolchain_support import git, make_repo
 

@@ -17,7 +17,7 @@ import pytest
 from speedproof.discovery import Budget, DiscoveryError, Profile, discover
 from speedproof.discovery.python_source import split_lines
 from speedproof.examples import get_example, materialise
-from speedproof.manifest import LoadedManifest, load_manifest, parse_manifest
+from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
 from speedproof.sandbox import Sandbox, SandboxSpec
 from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for

@@ -29,7 +29,8 @@ import pytest
 from speedproof.init.detect import detect_project
 from speedproof.init.length import classify
 from speedproof.init.write import toml_value
-from speedproof.manifest import Runner, parse_manifest
+from speedproof.manifest import Runner
+from speedproof.manifest_loading import parse_manifest
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]

@@ -23,7 +23,8 @@ from speedproof.invocation import Invocation
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
-from speedproof.manifest import Behaviour, Workload, load_manifest
+from speedproof.manifest import Behaviour, Workload
+from speedproof.manifest_loading import load_manifest
 from speedproof.measure.instructions import (
     InstructionReading,
     InstructionRun,

@@ -19,7 +19,8 @@ from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
 from speedproof.invocation import Invocation
-from speedproof.manifest import Behaviour, Manifest, Workload, load_manifest
+from speedproof.manifest import Behaviour, Manifest, Workload
+from speedproof.manifest_loading import load_manifest
 from speedproof.measure.cachegrind import CachegrindUnavailable
 from speedproof.measure.instructions import (
     STATISTICAL_RUNS,

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from speedproof.errors import InfrastructureError
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.toolchains.base import resolve_interpreter
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]

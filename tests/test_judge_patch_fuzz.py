@@ -11,7 +11,7 @@ from pathlib import Path
 
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 
 TOOL = """\

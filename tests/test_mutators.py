@@ -14,7 +14,8 @@ from speedproof.errors import ManifestError
 from speedproof.inputs.mutate import detect_kind, make_variant, mutated_twin
 from speedproof.inputs.mutate.make import EMPTY_INDEX, small_slice
 from speedproof.inputs.twins import make_twin
-from speedproof.manifest import Workload, parse_manifest
+from speedproof.manifest import Workload
+from speedproof.manifest_loading import parse_manifest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 API_LOG = EXAMPLES / "logstat" / "data" / "api-2024-03-12.log"

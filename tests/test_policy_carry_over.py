@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 
 from speedproof.evidence import Comparison, Evidence, PolicyRules
-from speedproof.manifest import parse_manifest
+from speedproof.manifest_loading import parse_manifest
 from speedproof.policy import carry_over_settled, decide
 from speedproof.stats import compare
 

@@ -10,7 +10,8 @@ import random
 from dataclasses import replace
 
 from speedproof.evidence import Comparison, Evidence, PolicyRules
-from speedproof.manifest import Manifest, parse_manifest
+from speedproof.manifest import Manifest
+from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.environment import LoadSnapshot
 from speedproof.measure.replay import RecordedPairs
 from speedproof.measure.runner import LoadWindow, PairSeries, Sample

@@ -13,7 +13,8 @@ import pytest
 from scipy import stats as sps
 
 from speedproof.evidence import Comparison
-from speedproof.manifest import Manifest, parse_manifest
+from speedproof.manifest import Manifest
+from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.environment import LoadSnapshot
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.runner import LoadWindow, PairSeries, Sample

@@ -26,7 +26,7 @@ from speedproof.examples import get_example, materialise
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
 from speedproof.ledger import LEDGER_FILE, Ledger, SampleRow, dumps
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.report import ReportData, load_report, write_report
 from speedproof.report.markdown import cell, fence
 from speedproof.sandbox import make_sandbox

@@ -14,7 +14,8 @@ import pytest
 
 from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import check_behaviour
-from speedproof.manifest import Manifest, parse_manifest
+from speedproof.manifest import Manifest
+from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.reported import MetricsError, parse_metrics
 from speedproof.measure.runner import ENV_PAD_LIMIT, Sample

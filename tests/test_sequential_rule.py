@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from speedproof.evidence import Evidence
-from speedproof.manifest import Manifest, parse_manifest
+from speedproof.manifest import Manifest
+from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.schedule import schedule_for
 from speedproof.measure.sequential_rule import SequentialRule

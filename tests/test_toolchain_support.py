@@ -17,7 +17,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.manifest import Manifest, parse_manifest
+from speedproof.manifest import Manifest
+from speedproof.manifest_loading import parse_manifest
 from speedproof.program import Side
 from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.toolchains.base import TargetToolchain, Tree, default_cache_dir

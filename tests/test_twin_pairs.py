@@ -15,7 +15,7 @@ import pytest
 
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.measure.sequential_rule import TWIN_STEP_PAIRS
 from speedproof.sandbox import make_sandbox
 from test_campaign_support import committed_repo

@@ -15,7 +15,7 @@ import pytest
 
 from speedproof.errors import InfrastructureError, ManifestError
 from speedproof.gates.tests import gate_tests, run_baseline_tests
-from speedproof.manifest import load_manifest, parse_manifest
+from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.preflight import check, describe
 from speedproof.toolchains.base import TestRun, Tree
 from speedproof.toolchains.record_channel import RecordChannel

@@ -21,7 +21,8 @@ from speedproof.inputs.twins import make_twin
 from speedproof.inputs.unseen import unseen_inputs
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
-from speedproof.manifest import Workload, load_manifest, parse_manifest
+from speedproof.manifest import Workload
+from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.program import Program
 from speedproof.sandbox import make_sandbox
 from speedproof.toolchains.base import Tree

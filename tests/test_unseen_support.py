@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 
 _HOOK = """
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from speedproof.gates.variants import make_variants, varied_workloads
 from speedproof.inputs.variants import option_values
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 
 LOGSTAT = Path(__file__).resolve().parent.parent / "examples" / "logstat"
 

@@ -20,7 +20,7 @@ from speedproof.examples import get_example, materialise
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 from test_campaign_support import git
 from variants_attack_support import (

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from speedproof.errors import ManifestError
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.workspace.protected import ProtectedPaths
 
 GO = ProtectedPaths.build("go")

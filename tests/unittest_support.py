@@ -16,7 +16,7 @@ from pathlib import Path
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import GateRecord, Outcome
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from test_toolchain_support import make_repo, sandbox
 
 

@@ -27,7 +27,8 @@ from speedproof.init.arguments import SplitAtDashes, command_of
 from speedproof.judge.command import EXIT_FOR_VERDICT as EXIT_FOR_VERDICT
 from speedproof.judge.command import register as register_judge
 from speedproof.ledger import Ledger
-from speedproof.manifest import MANIFEST_NAME, load_manifest
+from speedproof.manifest import MANIFEST_NAME
+from speedproof.manifest_loading import load_manifest
 
 if TYPE_CHECKING:
     # typer 0.2x carries its own copy of click; its groups take these classes.

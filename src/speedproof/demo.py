@@ -30,7 +30,7 @@ from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
 from speedproof.judge.view import LiveProgress
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 
 DEMO_FOLDER = Path("demo")

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from speedproof.bench.preflight import benchmark_problems, harnesses_needed
 from speedproof.errors import InfrastructureError, ManifestError
-from speedproof.manifest import PYTHON_RUNNERS, LoadedManifest, Manifest, Workload
+from speedproof.manifest import PYTHON_RUNNERS, Manifest, Workload
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.sandbox import build_env
 from speedproof.tomlpos import locate
 from speedproof.toolchains.base import default_cache_dir, resolve_interpreter

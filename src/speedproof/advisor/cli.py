@@ -32,7 +32,7 @@ from speedproof.advisor.static import StaticAdvisor
 from speedproof.cli_errors import fail_on
 from speedproof.errors import SpeedproofError
 from speedproof.manifest import Advisor as AdvisorSettings
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 
 EXIT_FLIPS = 1
 EXIT_ERROR = 3

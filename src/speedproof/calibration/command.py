@@ -17,7 +17,8 @@ from speedproof.cli_errors import fail_on
 from speedproof.errors import SpeedproofError
 from speedproof.judge.patches import LEDGER_FOLDER, read_patch
 from speedproof.ledger import Ledger
-from speedproof.manifest import MANIFEST_NAME, load_manifest
+from speedproof.manifest import MANIFEST_NAME
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 
 EXIT_ERROR = 3

@@ -33,7 +33,7 @@ from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import show, unseen_inputs
-from speedproof.manifest import LoadedManifest
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.pinning import describe as describe_cpus
 from speedproof.measure.pinning import timed_cpus

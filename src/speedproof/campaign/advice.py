@@ -43,7 +43,7 @@ from speedproof.campaign.records import CampaignLedger, Recorder
 from speedproof.discovery import HotFunction
 from speedproof.errors import InfrastructureError
 from speedproof.ledger import RoleCall
-from speedproof.manifest import LoadedManifest
+from speedproof.manifest_loading import LoadedManifest
 
 ROLE = "advisor"
 

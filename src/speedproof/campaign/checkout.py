@@ -23,7 +23,8 @@ from pathlib import Path
 from speedproof.discovery import DiscoveryError, HotFunction, Profile, discover
 from speedproof.errors import InfrastructureError
 from speedproof.invocation import Invocation
-from speedproof.manifest import LoadedManifest, Workload
+from speedproof.manifest import Workload
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.runner import run_invocation
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import TargetToolchain, Tree

@@ -34,7 +34,8 @@ from speedproof.campaign.screening import (
     shown_workloads,
     workload_record,
 )
-from speedproof.manifest import LoadedManifest, Workload
+from speedproof.manifest import Workload
+from speedproof.manifest_loading import LoadedManifest
 
 EVENT_KIND = "explorer"
 

@@ -57,7 +57,7 @@ from speedproof.errors import SpeedproofError
 from speedproof.evidence import TWIN_SUFFIX
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
-from speedproof.manifest import LoadedManifest
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.runner import Sample
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.factory import toolchain_for

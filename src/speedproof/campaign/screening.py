@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from speedproof.agents.answers import ProposedWorkload
-from speedproof.manifest import LoadedManifest, Manifest, Workload
+from speedproof.manifest import Manifest, Workload
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.workspace.protected import ProtectedPaths
 
 MAX_PROPOSALS = 5

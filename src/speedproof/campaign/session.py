@@ -37,7 +37,7 @@ from speedproof.cluster.jobs import Cluster
 from speedproof.cluster.spec import open_cluster
 from speedproof.errors import SpeedproofError
 from speedproof.ledger import LEDGER_FILE
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 from speedproof.workspace import cleanup_stale, repository_root, resolve_rev, sweep_scratch
 

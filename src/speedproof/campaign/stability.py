@@ -21,7 +21,8 @@ from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import Visible, check_behaviour
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import unseen_inputs
-from speedproof.manifest import LoadedManifest, Manifest
+from speedproof.manifest import Manifest
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for

@@ -32,7 +32,7 @@ from speedproof.errors import SpeedproofError
 from speedproof.inputs.unseen import holdout_source
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
-from speedproof.manifest import LoadedManifest, load_manifest
+from speedproof.manifest_loading import LoadedManifest, load_manifest
 from speedproof.measure.environment import describe_environment
 from speedproof.sandbox import make_sandbox
 from speedproof.workspace import repository_root, resolve_rev

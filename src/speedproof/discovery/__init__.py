@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from speedproof.discovery.hot import Definition, DiscoveryError, HotFunction, Profile
 from speedproof.discovery.runs import Budget, representative
-from speedproof.manifest import LoadedManifest
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.sandbox import Sandbox
 from speedproof.toolchains.base import TargetToolchain, Tree
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from speedproof.errors import InfrastructureError, SpeedproofError
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.workspace.gitcmd import decode_path, git, repository_root
 
 

@@ -27,13 +27,8 @@ from speedproof.errors import SpeedproofError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.init.length import Status, classify, robust_sd
 from speedproof.invocation import Invocation
-from speedproof.manifest import (
-    LoadedManifest,
-    Manifest,
-    Workload,
-    anchor_interpreter,
-    load_manifest,
-)
+from speedproof.manifest import Manifest, Workload
+from speedproof.manifest_loading import LoadedManifest, anchor_interpreter, load_manifest
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.runner import (
     PairSeries,

@@ -38,7 +38,8 @@ from speedproof.judge.instruction_lane import InstructionLane
 from speedproof.judge.isolation import Isolation, Sides, relocated_copy, wrote_reason
 from speedproof.judge.outcome import GateRecord, Outcome, pairs_per_workload
 from speedproof.ledger import CandidateWriter, SampleRow
-from speedproof.manifest import LoadedManifest, Manifest, Workload
+from speedproof.manifest import Manifest, Workload
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.pinning import describe as describe_cpus
 from speedproof.measure.pinning import timed_cpus

@@ -12,7 +12,7 @@ from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.judge.view import LiveProgress, render_outcome
 from speedproof.ledger import Ledger
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 
 LEDGER_FOLDER = ".speedproof"

@@ -22,7 +22,8 @@ from speedproof.cluster.spec import open_cluster
 from speedproof.errors import SpeedproofError
 from speedproof.judge.patches import LEDGER_FOLDER
 from speedproof.ledger import Ledger
-from speedproof.manifest import MANIFEST_NAME, load_manifest
+from speedproof.manifest import MANIFEST_NAME
+from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 from speedproof.verify.elsewhere import Elsewhere, ElsewhereVerification
 from speedproof.verify.verification import Recheck, Verification, accepted_candidates

@@ -29,7 +29,7 @@ from speedproof.cluster.judging import Judged, Shipper, judge_on_node, measuring
 from speedproof.errors import InfrastructureError, SpeedproofError
 from speedproof.judge.evaluate import JudgeOptions
 from speedproof.ledger import Ledger
-from speedproof.manifest import LoadedManifest
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.verify.verification import Accepted, Recheck, verify_options
 

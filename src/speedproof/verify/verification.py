@@ -25,7 +25,7 @@ from speedproof.errors import PatchError, SpeedproofError
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
-from speedproof.manifest import LoadedManifest
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.sandbox import Sandbox
 from speedproof.workspace import apply_patch, normalise_patch, worktree

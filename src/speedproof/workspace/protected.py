@@ -24,7 +24,8 @@ from typing import Literal
 
 from speedproof.bench.protected import benchmark_files
 from speedproof.errors import ManifestError
-from speedproof.manifest import Language, LoadedManifest, Manifest
+from speedproof.manifest import Language, Manifest
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.workspace.gitcmd import repository_root
 
 RuleKind = Literal["component", "path"]
