@@ -42,6 +42,13 @@ from speedproof.agents.providers.base import Provider
 from speedproof.agents.providers.heuristic import HeuristicProvider
 from speedproof.campaign import exits, parents
 from speedproof.campaign.advice import AdvisorSeats, review_summary
+from speedproof.campaign.candidate_events import (
+    Proposal,
+    judged_event,
+    record_rejection,
+    rejection_event,
+    unjudged_diff,
+)
 from speedproof.campaign.checkout import ParentCheckout, ParentTree, parent_tree
 from speedproof.campaign.discovery_log import EVERY_FUNCTION, DiscoveryLog
 from speedproof.campaign.exits import Exit
@@ -50,11 +57,10 @@ from speedproof.campaign.options import Limits
 from speedproof.campaign.records import CampaignLedger, PendingConcern, Recorder, sha256
 from speedproof.campaign.roles_step import Roles
 from speedproof.campaign.stability import check_stability
-from speedproof.campaign.state import Attempt, CampaignState, Redactor, load_state
+from speedproof.campaign.state import Attempt, CampaignState, Redactor, holdout_names, load_state
 from speedproof.cluster.jobs import Cluster
 from speedproof.discovery import HotFunction
 from speedproof.errors import SpeedproofError
-from speedproof.evidence import TWIN_SUFFIX
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.manifest_loading import LoadedManifest
@@ -102,16 +108,6 @@ class Setting:
     cluster: Cluster | None = None
 
 
-@dataclass(frozen=True)
-class Proposal:
-    """A change ready to judge, with what the candidate event says about it."""
-
-    function: HotFunction
-    answer: OptimizerAnswer
-    patch: str
-    diff_sha256: str
-
-
 class Campaign:
     def __init__(self, setting: Setting, view: View) -> None:
         self.s = setting
@@ -121,7 +117,7 @@ class Campaign:
         self.recorder = Recorder(setting.ledger, setting.campaign)
         target = {"name": self.manifest.target.name, "language": self.manifest.target.language}
         self.roles = Roles(setting.provider, setting.provider_name, target, self.recorder)
-        self.redact = Redactor(_holdout_names(setting.loaded))
+        self.redact = Redactor(holdout_names(setting.loaded))
         self.toolchain = toolchain_for(self.manifest, setting.sandbox, caches=setting.cache_dir)
         self.number = 0
         # Proposals being judged elsewhere while more are made (a cluster campaign's wave), as
@@ -490,7 +486,7 @@ class Campaign:
             hazards = self.advice.hazards(parent, proposal.patch, proposal.function)
             flagged = ", ".join(f"{h.hazard} ({h.severity})" for h in hazards.flagged)
             self.view.say(f"advisor hazards in candidate {self.number}: {flagged or 'none'}")
-            event = self._candidate_event(parent, proposal, review_summary(hazards), None)
+            event = judged_event(parent.rev, proposal, review_summary(hazards), None)
             self.recorder.expect_candidate(event, [], hazards)
             return event
         answer = proposal.answer
@@ -509,29 +505,9 @@ class Campaign:
                 "recommendation": reviewed.recommendation,
                 "concerns": [c.severity for c in reviewed.concerns],
             }
-        event = self._candidate_event(parent, proposal, summary, review.rejection)
+        event = judged_event(parent.rev, proposal, summary, review.rejection)
         self.recorder.expect_candidate(event, concerns)
         return event
-
-    def _candidate_event(
-        self,
-        parent: ParentCheckout,
-        proposal: Proposal,
-        summary: dict[str, Any] | None,
-        rejection: str | None,
-    ) -> dict[str, Any]:
-        answer = proposal.answer
-        return {
-            "function": proposal.function.name,
-            "hypothesis": answer.hypothesis,
-            "rule": answer.rule,
-            "invalid": False,
-            "diff_sha256": proposal.diff_sha256,
-            "parent": parent.rev,
-            "review": summary,
-            "review_rejection": rejection,
-            "rejudge_of": None,
-        }
 
     def _judged(self, judge: Judge, patch: str, event: dict[str, Any]) -> Outcome:
         """Judge `patch`; the recorder already expects its candidate row."""
@@ -554,39 +530,20 @@ class Campaign:
         gate: str,
         answer: OptimizerAnswer | None = None,
     ) -> None:
-        """A named rejection: the proposal is recorded as a candidate that was never judged."""
-        diff = (answer.diff or "") if answer is not None and answer.kind == "diff" else ""
-        event = {
-            "function": function,
-            "hypothesis": answer.hypothesis if answer is not None else "",
-            "rule": answer.rule if answer is not None else None,
-            "invalid": True,
-            "diff_sha256": sha256(diff),
-            "parent": parent_rev,
-            "review": None,
-            "rejudge_of": None,
-        }
-        self.recorder.expect_candidate(event, [])
-        ledger = self.s.ledger
-        candidate_id = ledger.start_candidate(
+        """A named rejection (`candidate_events`): the proposal is recorded as a candidate that
+        was never judged."""
+        self.recorder.expect_candidate(rejection_event(parent_rev, function, answer), [])
+        candidate_id = record_rejection(
+            self.s.ledger,
             origin=ORIGIN,
             campaign=self.s.campaign,
             target=self.manifest.target.name,
             repo=self.s.repo,
-            base_rev=parent_rev,
-            patch_sha256=sha256(diff),
-            diff=diff,
             sandbox=self.s.sandbox.name,
-            facts={"rejection": reason, "gate": gate},
-        )
-        ledger.add_gate(candidate_id, gate, False, 0.0, {"reasons": [reason]})
-        ledger.finish(
-            candidate_id,
-            verdict="rejected",
-            reasons=[f"named rejection: {reason}"],
-            rests_on=None,
-            lane=None,
-            timings={},
+            parent_rev=parent_rev,
+            diff=unjudged_diff(answer),
+            reason=reason,
+            gate=gate,
         )
         self.view.say(f"candidate {self.number} (#{candidate_id}): REJECTED (named) - {reason}")
 
@@ -613,21 +570,6 @@ class Campaign:
             f"accepted #{candidate_id} is now the parent: {parents.ref(self.s.campaign, 'head')}"
             f" = {commit[:12]}"
         )
-
-
-def _holdout_names(loaded: LoadedManifest) -> tuple[str, ...]:
-    """Holdout workload ids and their input files (paths and bare names), and the ids of the
-    representative workloads' twins: never shown."""
-    names: list[str] = []
-    for workload in loaded.manifest.workloads:
-        if workload.tier == "representative":
-            names.append(workload.id + TWIN_SUFFIX)
-        if workload.tier != "holdout":
-            continue
-        names.append(workload.id)
-        for file in [*workload.files, *([workload.stdin] if workload.stdin else [])]:
-            names.extend([file, Path(file).name])
-    return tuple(dict.fromkeys(n for n in names if n))
 
 
 def describe(found: Exit) -> str:

@@ -31,10 +31,12 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from speedproof.evidence import PolicyRules
+from speedproof.evidence import TWIN_SUFFIX, PolicyRules
 from speedproof.ledger import Ledger
+from speedproof.manifest_loading import LoadedManifest
 from speedproof.policy import GUARDED_TIERS
 
 # Kinds of the gates whose failures the exit conditions look at.
@@ -131,6 +133,21 @@ class Redactor:
         for name in sorted(self.names, key=len, reverse=True):
             text = text.replace(name, "[holdout]")
         return text
+
+
+def holdout_names(loaded: LoadedManifest) -> tuple[str, ...]:
+    """Holdout workload ids and their input files (paths and bare names), and the ids of the
+    representative workloads' twins: never shown."""
+    names: list[str] = []
+    for workload in loaded.manifest.workloads:
+        if workload.tier == "representative":
+            names.append(workload.id + TWIN_SUFFIX)
+        if workload.tier != "holdout":
+            continue
+        names.append(workload.id)
+        for file in [*workload.files, *([workload.stdin] if workload.stdin else [])]:
+            names.extend([file, Path(file).name])
+    return tuple(dict.fromkeys(n for n in names if n))
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,10 @@ from typing import Any
 
 from speedproof.advisor import AdvisorFlags
 from speedproof.campaign import exits
+from speedproof.campaign.candidate_events import Proposal
 from speedproof.campaign.checkout import ParentCheckout
 from speedproof.campaign.exits import Exit
-from speedproof.campaign.loop import ORIGIN, Campaign, Proposal, Setting, View
+from speedproof.campaign.loop import ORIGIN, Campaign, Setting, View
 from speedproof.campaign.records import Held
 from speedproof.campaign.state import Attempt, CampaignState
 from speedproof.cluster.jobs import Batch, Cluster, Finished, NodeInfo, measuring_on
