@@ -18,13 +18,12 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from speedproof.advisor.errors import AdvisorError
+from speedproof.advisor.py_names import GROW_METHODS, Assigned, Reads, target_names
 from speedproof.advisor.sites import Destination, Growth, IoSite
 from speedproof.advisor.subject import Subject
 
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 IO_METHODS = frozenset({"write", "writelines", "flush", "read", "readline", "readlines"})
-GROW_METHODS = frozenset({"append", "extend", "insert", "add", "update", "appendleft"})
-MUTATING = GROW_METHODS | {"pop", "remove", "clear", "sort", "reverse", "discard", "popleft"}
 REAL_NAMES = frozenset({"sys.stdout", "sys.stderr", "sys.stdin", "sys.stdout.buffer"})
 MEMORY_CALLS = frozenset({"io.StringIO", "StringIO", "io.BytesIO", "BytesIO"})
 OPEN_CALLS = frozenset({"open", "io.open", "os.fdopen"})
@@ -135,19 +134,19 @@ class PyFacts:
         """True when nothing `node` reads changes inside `loop` (its names are not rebound or
         mutated there, and it calls nothing)."""
         changed = self.assigned_within(loop)
-        reader = _Reads()
+        reader = Reads()
         node.visit(reader)
         return not reader.calls and not (reader.names & changed)
 
     def reads(self, node: cst.CSTNode) -> tuple[set[str], int]:
         """The names `node` reads and how many calls it makes."""
-        reader = _Reads()
+        reader = Reads()
         node.visit(reader)
         return reader.names, reader.calls
 
     def bound_in(self, node: cst.CSTNode) -> set[str]:
         """Names bound or mutated under `node` (its own loop targets included)."""
-        collector = _Assigned()
+        collector = Assigned()
         node.visit(collector)
         return collector.names
 
@@ -318,69 +317,6 @@ def _bounded(iterable: cst.BaseExpression) -> bool:
     return False
 
 
-class _Assigned(cst.CSTVisitor):
-    """Names bound or mutated under a node."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def _targets(self, node: cst.CSTNode) -> None:
-        for name in _names(node):
-            self.names.add(name)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._targets(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._targets(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._targets(node.target)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in MUTATING:
-            self._targets(func.value)
-
-
-class _Reads(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-        self.calls = 0
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls += 1
-
-
-def _names(node: cst.CSTNode) -> Iterator[str]:
-    """The base names a target expression binds or writes through (x, x[i], x.a, (a, b))."""
-    if isinstance(node, cst.Name):
-        yield node.value
-    elif isinstance(node, cst.Attribute | cst.Subscript):
-        yield from _names(node.value)
-    elif isinstance(node, cst.Tuple | cst.List):
-        for element in node.elements:
-            yield from _names(element.value)
-    elif isinstance(node, cst.StarredElement):
-        yield from _names(node.value)
-
-
 class _Reader(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
@@ -404,7 +340,7 @@ class _Reader(cst.CSTVisitor):
         if isinstance(target, cst.Name):
             self.facts.bindings.setdefault(target.value, []).append(value)
         else:
-            for name in _names(target):
+            for name in target_names(target):
                 self.facts.bindings.setdefault(name, []).append(None)
 
     # loops ---------------------------------------------------------------------------------
@@ -526,7 +462,7 @@ class _Reader(cst.CSTVisitor):
             self.facts.indexed_calls.append(Site(*self.site(node)))
         for element in node.slice:
             if isinstance(element.slice, cst.Slice):
-                reads = _Reads()
+                reads = Reads()
                 element.slice.visit(reads)
                 if reads.names:
                     self.facts.slices.append(Site(*self.site(node)))
