@@ -25,10 +25,10 @@ from speedproof.toolchains.go import (
     find_go,
     go_caches,
     go_env,
-    go_test_args,
     parse_go_test_json,
     quote_meta,
 )
+from speedproof.toolchains.go_test_args import go_test_args
 from test_toolchain_support import (
     GO_FILES,
     GO_MANIFEST,

