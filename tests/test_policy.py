@@ -105,7 +105,7 @@ def test_an_accept_rests_on_the_largest_supported_improvement() -> None:
 
 def test_a_significant_memory_regression_rejects_even_with_a_big_wall_win() -> None:
     memory = reading("parse", 8.0, metric="memory", seed=7)
-    proof = evidence(BIG_WIN, memory, final=False)
+    proof = evidence(BIG_WIN, memory, final=False, earlier_rejects=1)
     verdict = decide(proof, RULES)
     assert verdict.verdict == "rejected"
     (reason,) = verdict.reasons
@@ -114,10 +114,30 @@ def test_a_significant_memory_regression_rejects_even_with_a_big_wall_win() -> N
     assert keep_measuring(proof, RULES) == ()
 
 
+def test_a_guardrail_worsening_of_any_size_must_hold_at_two_looks_before_it_rejects() -> None:
+    """Peak memory of a Go CLI read +7.34 % (p = 0.007) at one look on the same binary twice:
+    a guardrail reject is confirmed by the next look, where a primary-metric worsening of twice
+    the limit still rejects at once."""
+    from speedproof.policy import streaks
+
+    memory = reading("parse", 8.0, metric="memory", seed=7)
+    first = evidence(BIG_WIN, memory, final=False)
+    verdict = decide(first, RULES)
+    assert verdict.verdict == "inconclusive"
+    assert "a guardrail reject must hold at two looks in a row" in verdict.reasons[0]
+    assert "the next look must confirm it" in verdict.reasons[0]
+    assert keep_measuring(first, RULES)
+    assert streaks(first, RULES) == (0, 1)
+    last = decide(replace(first, final=True), RULES)
+    assert last.verdict == "inconclusive"
+    assert "no later look is left to confirm it" in last.reasons[0]
+    assert decide(replace(first, earlier_rejects=1), RULES).verdict == "rejected"
+
+
 def test_a_guardrail_is_judged_on_plausible_and_stress_workloads_too() -> None:
     for tier in ("plausible", "stress"):
         cpu = reading("big-input", 5.0, metric="cpu", tier=tier, seed=9)
-        verdict = decide(evidence(BIG_WIN, cpu), RULES)
+        verdict = decide(evidence(BIG_WIN, cpu, earlier_rejects=1), RULES)
         assert verdict.verdict == "rejected"
         assert "big-input" in verdict.reasons[0]
 
@@ -164,7 +184,7 @@ def test_a_manifest_tolerance_replaces_the_limit_for_its_metric() -> None:
     )  # success fell 5 %: within its 10 % tolerance
     assert decide(evidence(BIG_WIN, worse), rules).verdict == "accepted"
     much_worse = replace(reading("parse", -25.0, metric="success", seed=41), lower_is_better=False)
-    verdict = decide(evidence(BIG_WIN, much_worse), rules)
+    verdict = decide(evidence(BIG_WIN, much_worse, earlier_rejects=1), rules)
     assert verdict.verdict == "rejected"
     assert "10% guardrail" in verdict.reasons[0]
 
@@ -278,6 +298,7 @@ def test_all_failures_are_listed_in_one_rejection_guardrails_first() -> None:
         BIG_WIN,
         reading("render", 5.0, seed=23),
         reading("parse", 8.0, metric="memory", seed=21),
+        earlier_rejects=1,
     )
     verdict = decide(proof, RULES)
     assert verdict.verdict == "rejected"
