@@ -15,6 +15,7 @@ from speedproof.errors import SpeedproofError
 from speedproof.init.command import EXIT_USAGE, InitOptions, InitReport, run_init
 from speedproof.init.first_run import FirstRun, WorkloadTiming
 from speedproof.init.model import Project, UsageProblem, WorkloadDraft
+from speedproof.init.write import roots_said
 
 _STATUS_STYLE = {
     "long enough": "green",
@@ -70,6 +71,7 @@ def _found(project: Project, draft: WorkloadDraft | None, console: Console) -> N
     if project.language == "python":
         interpreter = project.interpreter or "the Python running speedproof"
         table.add_row("interpreter", escape(f"{interpreter} ({project.interpreter_note})"))
+        table.add_row("source roots", escape(roots_said(project.source_roots)))
     tests = project.tests
     table.add_row("tests", escape(f"{tests.runner} {' '.join(tests.args)} ({tests.found_by})"))
     for bench in project.benchmarks:

@@ -50,6 +50,11 @@ def comment(text: str) -> str:
     return "\n# ".join(textwrap.wrap(text, COMMENT_WIDTH - 2, break_on_hyphens=False) or [""])
 
 
+def roots_said(roots: Sequence[str]) -> str:
+    """Source roots as a sentence says them: `.` alone would read as a stray full stop."""
+    return ", ".join(". (the project folder)" if root == "." else root for root in roots)
+
+
 def chosen_entry(project: Project, draft: WorkloadDraft | None) -> EntryPoint | None:
     """The entry point the manifest's [target] starts: the command line's, else the first."""
     if draft is not None:
@@ -81,6 +86,7 @@ def render(project: Project, draft: WorkloadDraft | None, manifest_arg: str) -> 
     environment.filters["toml"] = toml_value
     environment.filters["comment"] = comment
     environment.filters["shell"] = shlex.join
+    environment.filters["roots"] = roots_said
     entry = chosen_entry(project, draft)
     folders: Sequence[str] = draft.folders if draft is not None else ()
     return environment.get_template(TEMPLATE).render(
