@@ -22,6 +22,7 @@ from rich.table import Table
 from typer.core import TyperCommand, TyperGroup
 
 from speedproof.cli_errors import fail, fail_on
+from speedproof.console import report_console
 from speedproof.errors import SpeedproofError
 from speedproof.init.arguments import SplitAtDashes, command_of
 from speedproof.judge.command import EXIT_FOR_VERDICT as EXIT_FOR_VERDICT
@@ -144,7 +145,7 @@ ledger_app = typer.Typer(help="Read the ledger of judged candidates.", no_args_i
 app.add_typer(manifest_app, name="manifest")
 app.add_typer(ledger_app, name="ledger")
 
-console = Console()
+console = report_console()
 _errors = Console(stderr=True)
 
 

@@ -30,6 +30,7 @@ from speedproof.advisor.gates import Gate, Gates
 from speedproof.advisor.reference import ReferenceSet, load_reference
 from speedproof.advisor.static import StaticAdvisor
 from speedproof.cli_errors import fail_on
+from speedproof.console import report_console
 from speedproof.errors import SpeedproofError
 from speedproof.manifest import Advisor as AdvisorSettings
 from speedproof.manifest_loading import load_manifest
@@ -42,7 +43,7 @@ advisor_app = typer.Typer(
     help="The advisor: calibrated yes/no cause questions. Measure baselines, watch for drift.",
     no_args_is_help=True,
 )
-console = Console()
+console = report_console()
 errors = Console(stderr=True)
 
 

@@ -14,6 +14,7 @@ from rich.table import Table
 from speedproof.calibration.sides import WARN_P
 from speedproof.calibration.trials import CalibrateOptions, Calibration, CalibrationReport
 from speedproof.cli_errors import fail_on
+from speedproof.console import report_console
 from speedproof.errors import SpeedproofError
 from speedproof.judge.patches import LEDGER_FOLDER, read_patch
 from speedproof.ledger import Ledger
@@ -203,7 +204,7 @@ def calibrate_command(
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        render_report(report, Console(width=160))
+        render_report(report, report_console(least_width=160))
 
 
 def register(app: typer.Typer) -> None:

@@ -27,6 +27,7 @@ from speedproof.campaign.session import Opened, Request, open_campaign
 from speedproof.campaign.state import CampaignState
 from speedproof.campaign.waves import campaign_for
 from speedproof.cli_options import HoldoutDirOption
+from speedproof.console import report_console
 from speedproof.errors import SpeedproofError
 from speedproof.judge.view import LiveProgress
 from speedproof.manifest import MANIFEST_NAME
@@ -176,10 +177,7 @@ def optimize_command(
 
 
 def _optimize(request: Request, errors: Console) -> int:
-    out = Console()
-    if not out.is_terminal:
-        # Wide enough for the candidates table when stdout is a file or a pipe (rich's 80).
-        out = Console(width=160)
+    out = report_console()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         with open_campaign(request) as opened:

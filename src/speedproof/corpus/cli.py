@@ -19,6 +19,7 @@ from rich.table import Table
 from speedproof.agents.providers.base import Provider
 from speedproof.agents.providers.registry import make_provider
 from speedproof.cluster.options import ClusterOption, WorkersOption
+from speedproof.console import report_console
 from speedproof.corpus.judge import CATEGORIES
 from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.errors import SpeedproofError
@@ -26,7 +27,7 @@ from speedproof.errors import SpeedproofError
 EXIT_LEAK = 1
 EXIT_ERROR = 3
 
-console = Console()
+console = report_console()
 errors = Console(stderr=True)
 
 CorpusDir = Annotated[

@@ -16,6 +16,7 @@ from rich.text import Text
 from speedproof.cli_errors import fail, fail_on
 from speedproof.cluster.options import ClusterOption, WorkersOption
 from speedproof.cluster.spec import DEFAULT_WORKERS
+from speedproof.console import report_console
 from speedproof.errors import PatchError, SpeedproofError
 from speedproof.functions.case import Case, Json, load_case
 from speedproof.functions.verify import VerifyResult, verify_candidate, verify_patch
@@ -135,7 +136,7 @@ def verify_command(
         raise typer.Exit(_verify_batch(batch, out, settings, cluster, workers, cache, json_output))
     if case is None or candidate is None:
         raise fail("give CASE and CANDIDATE, or --batch ROWS --out RESULTS", as_json=json_output)
-    console = Console()
+    console = report_console()
     try:
         loaded = load_case(case)
         text = candidate.read_text(encoding="utf-8")
@@ -208,7 +209,7 @@ def _verify_batch(
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     else:
-        Console().print(
+        report_console().print(
             f"{report.rows} rows: {report.verified} verified, {report.cached} from the cache, "
             f"{report.already_done} already in {out}; {json.dumps(summary['statuses'])} "
             f"in {report.seconds:.1f} s"

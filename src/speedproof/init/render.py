@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from speedproof.cli_errors import error_document, fail_on
+from speedproof.console import report_console
 from speedproof.errors import SpeedproofError
 from speedproof.init.command import EXIT_USAGE, InitOptions, InitReport, run_init
 from speedproof.init.first_run import FirstRun, WorkloadTiming
@@ -41,7 +42,7 @@ def init_main(options: InitOptions, *, as_json: bool) -> int:
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        show(report, Console(highlight=False))
+        show(report, report_console(highlight=False))
     return report.exit_code
 
 

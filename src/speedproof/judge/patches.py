@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from speedproof.console import report_console
 from speedproof.errors import InfrastructureError
 from speedproof.gitexclude import exclude_from_git
 from speedproof.judge.evaluate import Judge, JudgeOptions
@@ -58,9 +59,7 @@ def judge_patch(
         )
         outcome = judge.judge(text)
     if not quiet:
-        # Wide enough for the comparison table when stdout is a file or a pipe (rich's 80).
-        out = Console()
-        out = out if out.is_terminal else Console(width=150)
+        out = report_console()
         render_outcome(outcome, out)
         where = folder.resolve()
         out.print(

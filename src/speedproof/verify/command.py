@@ -19,6 +19,7 @@ from rich.table import Table
 from speedproof.cli_errors import fail_on
 from speedproof.cli_options import HoldoutDirOption
 from speedproof.cluster.spec import open_cluster
+from speedproof.console import report_console
 from speedproof.errors import SpeedproofError
 from speedproof.judge.patches import LEDGER_FOLDER
 from speedproof.ledger import Ledger
@@ -178,9 +179,9 @@ def _show(checks: list[Recheck] | list[Elsewhere], as_json: bool) -> None:
         rechecks = [c for c in checks if isinstance(c, Recheck)]
         moved = [c for c in checks if isinstance(c, Elsewhere)]
         if rechecks:
-            render_rechecks(rechecks, Console(width=160))
+            render_rechecks(rechecks, report_console(least_width=160))
         if moved:
-            render_elsewhere(moved, Console(width=160))
+            render_elsewhere(moved, report_console(least_width=160))
     if not all(c.holds for c in checks):
         raise typer.Exit(EXIT_FLAGGED)
 

@@ -1,0 +1,27 @@
+"""The console a command prints its report on (stdout): a terminal's width, or room in a pipe.
+
+Rich sizes a console that is not a terminal at 80 columns (or the size of a terminal on stdin,
+or COLUMNS), and fits a table into that by cutting its cells: the ledger's eight columns came out
+as "propose…", "access…", "rests / on". A pipe or a file has no width to keep to, and whoever
+greps it or reads it in a CI log needs each cell whole; a table never grows wider than its cells,
+so a wide console costs nothing.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+# Room for any table a command prints (the ledger's list of 8 columns with 60-character names is
+# about 200) while a line that is not a table still ends somewhere.
+PIPE_WIDTH = 10_000
+
+
+def report_console(*, highlight: bool = True, least_width: int = 0) -> Console:
+    """Stdout's console: a terminal's own width (at least `least_width`, for a report laid out
+    for that many columns), else PIPE_WIDTH columns."""
+    console = Console(highlight=highlight)
+    if not console.is_terminal:
+        return Console(highlight=highlight, width=PIPE_WIDTH)
+    if console.width < least_width:
+        return Console(highlight=highlight, width=least_width)
+    return console
