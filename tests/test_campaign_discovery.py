@@ -109,6 +109,9 @@ def test_a_campaign_that_proposes_nothing_reports_its_hot_functions_and_every_ru
     assert "pattern not found by: py-frozenset-constant, py-hoist-regex" in summary
     assert "rule py-inline-helper: is_prime is not one return statement" in summary
     assert "coordinator: no rule applies to any hot function" in summary
+    # No empty table of candidates: one line that says so, and why.
+    assert "no candidate was judged: the coordinator has nothing left: " in summary
+    assert "candidates" not in summary.split("no candidate was judged")[0], summary
 
     # The ledger: one discovery, its hot functions, each rule's outcome on each of them.
     (discovery,) = rows(folder, "SELECT * FROM discoveries")

@@ -225,18 +225,7 @@ def _announce(opened: Opened, out: Console, errors: Console) -> None:
 
 def _farewell(opened: Opened, found: Exit | None, state: CampaignState, out: Console) -> None:
     s = opened.setting
-    table = Table("#", "candidate", "function", "rule", "verdict", "reason", title="candidates")
-    for number, attempt in enumerate(state.settled(), start=1):
-        reason = attempt.reasons[0] if attempt.reasons else (attempt.error or "")
-        table.add_row(
-            str(number),
-            str(attempt.candidate_id),
-            attempt.function,
-            attempt.rule or "",
-            attempt.history_verdict,
-            reason[:160],
-        )
-    out.print(table)
+    _candidates(found, state, out)
     for line in discovery_summary(s.ledger, state):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     for workload, pct in sorted(cumulative(state).items()):
@@ -248,6 +237,27 @@ def _farewell(opened: Opened, found: Exit | None, state: CampaignState, out: Con
     out.print(f"accepted: {len(state.chain)}; cumulative diff: {s.folder / FINAL_PATCH}")
     out.print(f"folder: {s.folder}", highlight=False)
     out.print(f"report: speedproof report {s.folder}", highlight=False)
+
+
+def _candidates(found: Exit | None, state: CampaignState, out: Console) -> None:
+    """The table of judged candidates; when there is none, one line that says so and why."""
+    settled = state.settled()
+    if not settled:
+        why = "interrupted before a verdict" if found is None else found.message
+        out.print(f"no candidate was judged: {why}", highlight=False, markup=False, soft_wrap=True)
+        return
+    table = Table("#", "candidate", "function", "rule", "verdict", "reason", title="candidates")
+    for number, attempt in enumerate(settled, start=1):
+        reason = attempt.reasons[0] if attempt.reasons else (attempt.error or "")
+        table.add_row(
+            str(number),
+            str(attempt.candidate_id),
+            attempt.function,
+            attempt.rule or "",
+            attempt.history_verdict,
+            reason[:160],
+        )
+    out.print(table)
 
 
 def register(app: typer.Typer) -> None:
