@@ -15,7 +15,7 @@ import speedproof.policy_carry_over
 import speedproof.policy_readings
 from speedproof.evidence import Comparison, Evidence, PolicyRules
 from speedproof.policy import decide, keep_measuring
-from speedproof.stats import compare
+from speedproof.stats import compare, paired_compare
 
 RULES = PolicyRules()  # wall; floor 3 %; limit 2 %; guardrails cpu, memory; support required.
 ALLOWED_IMPORTS = {
@@ -346,7 +346,8 @@ def test_without_required_support_the_point_estimate_decides() -> None:
 
 
 def test_a_reading_that_cannot_be_a_percentage_is_noted_and_not_judged() -> None:
-    zero = compare(
+    # Pairs with a run at 0 leave no log ratio: the paired change is not a number at all.
+    zero = paired_compare(
         [0.0] * 25,
         [1.0] * 25,
         workload="parse",
@@ -356,8 +357,23 @@ def test_a_reading_that_cannot_be_a_percentage_is_noted_and_not_judged() -> None
     )
     verdict = decide(evidence(BIG_WIN, zero), RULES)
     assert verdict.verdict == "accepted"
-    assert any(
-        "cannot be judged" in note and "baseline mean is 0" in note for note in verdict.notes
+    assert any("memory on workload parse cannot be judged" in note for note in verdict.notes)
+
+
+def test_a_guardrail_that_rises_from_a_baseline_of_zero_is_rejected_by_name() -> None:
+    zero = compare(
+        [0.0] * 25,
+        [1.0] * 25,
+        workload="parse",
+        metric="memory",
+        tier="representative",
+        limit_pct=2.0,
+    )
+    verdict = decide(evidence(BIG_WIN, zero), RULES)
+    assert verdict.verdict == "rejected"
+    assert verdict.reasons == (
+        "memory is significantly worse on workload parse (representative): 0 → 1 (p=0.000 "
+        "n=25), beyond the 2% guardrail.",
     )
 
 

@@ -128,15 +128,17 @@ def test_one_constant_side_is_computed_without_a_precision_warning() -> None:
     assert not result.significant
 
 
-def test_a_baseline_mean_of_zero_gives_no_percentage_and_supports_nothing() -> None:
+def test_a_rise_from_a_baseline_mean_of_zero_is_an_infinite_change_and_zero_to_zero_is_none() -> (
+    None
+):
     result = compare([0.0] * 25, [1.0] * 25)
-    assert not math.isfinite(result.delta_pct)
+    assert result.delta_pct == math.inf and result.significant
     assert not math.isfinite(result.ci_high_pct)
     assert not result.supported
     assert "baseline mean is 0" in result.note
     both_zero = compare([0.0] * 25, [0.0] * 25)
-    assert math.isnan(both_zero.delta_pct)
-    assert not both_zero.supported
+    assert both_zero.delta_pct == 0.0 and both_zero.finite
+    assert both_zero.supported and not both_zero.significant
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])

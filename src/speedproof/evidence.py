@@ -66,8 +66,11 @@ class Comparison:
         return min(self.n_baseline, self.n_candidate)
 
     def render(self) -> str:
-        """The one way a figure is printed: `-6.70% (p=0.000 n=25)`."""
+        """The one way a figure is printed: `-6.70% (p=0.000 n=25)`, or `0 → 2 (p=0.000 n=10)`
+        from a baseline mean of 0, where no percentage exists."""
         p = "n/a" if self.p_value is None else f"{self.p_value:.3f}"
+        if math.isinf(self.delta_pct):
+            return f"{self.baseline_mean:g} → {self.candidate_mean:g} (p={p} n={self.n})"
         return f"{self.delta_pct:+.2f}% (p={p} n={self.n})"
 
 

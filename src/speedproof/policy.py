@@ -200,9 +200,11 @@ def _judged(c: Comparison, rules: PolicyRules) -> bool:
 def _judged_worsenings(evidence: Evidence, rules: PolicyRules) -> Iterator[Comparison]:
     """Judged readings whose point estimate is worse than the limit, significant or not."""
     for c in evidence.comparisons:
+        # An infinite worsening is a metric that was 0 and is not (allocs/op 0 → 2): worse
+        # than any limit. Only NaN, no change that can be told at all, is passed over.
         if (
             _judged(c, rules)
-            and math.isfinite(c.delta_pct)
+            and not math.isnan(c.delta_pct)
             and c.improvement_pct < -rules.limit_for(c.metric)
         ):
             yield c
@@ -262,7 +264,7 @@ def _notes(evidence: Evidence, rules: PolicyRules) -> tuple[str, ...]:
     notes: list[str] = []
     for c in evidence.comparisons:
         limit = rules.limit_for(c.metric)
-        if not math.isfinite(c.delta_pct):
+        if math.isnan(c.delta_pct):
             notes.append(f"{c.metric} on workload {c.workload} cannot be judged: {c.note}.")
         elif c.improvement_pct >= -limit:
             continue

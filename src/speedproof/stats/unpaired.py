@@ -230,11 +230,13 @@ def moments(values: list[float]) -> Moments:
 
 
 def _relative(difference: float, base_mean: float) -> float:
-    """`difference` as a percentage of the baseline mean; NaN or ±inf when the mean is 0."""
+    """`difference` as a percentage of the baseline mean. From a mean of 0, no difference is no
+    change (0 %: an allocation-free benchmark that stays so) and any other is ±inf, a change
+    beyond every limit in its direction (one allocation where there were none)."""
     if base_mean == 0.0:
-        if difference == 0.0 or math.isnan(difference):
+        if math.isnan(difference):
             return math.nan
-        return math.copysign(math.inf, difference)
+        return 0.0 if difference == 0.0 else math.copysign(math.inf, difference)
     return difference / base_mean * 100.0
 
 
