@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from speedproof.errors import InfrastructureError, ManifestError
+from speedproof.link_paths import linked_folders
 from speedproof.manifest import Manifest
 from speedproof.toolchains.base import (
     BuildResult,
@@ -69,6 +70,8 @@ def _probe_folders(interpreter: Path) -> tuple[Path, ...]:
     )
     found = [Path(line).resolve() for line in said.splitlines() if line.strip()]
     found += [hop.parent for hop in link_chain(interpreter)]
+    # A linked folder on the way (`.venv -> ../envs/x`) must exist where the path names it.
+    found += linked_folders(interpreter)
     return tuple(dict.fromkeys(f for f in found if f.is_dir() and f != Path("/")))
 
 
