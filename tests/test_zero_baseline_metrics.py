@@ -14,6 +14,7 @@ from speedproof.manifest import parse_manifest
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.runner import PairSeries, Sample
 from speedproof.policy import decide
+from speedproof.program import Side
 
 MANIFEST = parse_manifest(
     """
@@ -57,10 +58,10 @@ def _line(ns_per_op: float, allocs: int) -> bytes:
     ).encode()
 
 
-def _sample(side: str, index: int, stdout: bytes) -> Sample:
+def _sample(side: Side, index: int, stdout: bytes) -> Sample:
     reading = parse_go_bench(stdout, "BenchmarkCount", "100ms")
     return Sample(
-        side=side,  # type: ignore[arg-type]
+        side=side,
         pair_index=index,
         position=0 if side == "baseline" else 1,
         wall_s=0.31,
@@ -73,7 +74,7 @@ def _sample(side: str, index: int, stdout: bytes) -> Sample:
     )
 
 
-def _verdict(base_ns: float, base_allocs: int, cand_ns: float, cand_allocs: int) -> Evidence:
+def _evidence(base_ns: float, base_allocs: int, cand_ns: float, cand_allocs: int) -> Evidence:
     samples = []
     for index in range(PAIRS):
         # A little run-to-run noise on ns/op, as a real benchmark has.
@@ -94,7 +95,7 @@ def _verdict(base_ns: float, base_allocs: int, cand_ns: float, cand_allocs: int)
 
 
 def test_an_allocation_free_benchmark_that_stays_allocation_free_reads_no_change() -> None:
-    proof = _verdict(120.0, 0, 80.0, 0)
+    proof = _evidence(120.0, 0, 80.0, 0)
 
     verdict = decide(proof, MANIFEST.rules())
 
@@ -105,7 +106,7 @@ def test_an_allocation_free_benchmark_that_stays_allocation_free_reads_no_change
 
 
 def test_a_candidate_that_allocates_where_the_baseline_allocated_nothing_is_rejected() -> None:
-    proof = _verdict(120.0, 0, 80.0, 2)
+    proof = _evidence(120.0, 0, 80.0, 2)
 
     verdict = decide(proof, MANIFEST.rules())
 
