@@ -16,7 +16,7 @@ import pytest
 
 from speedproof.init.bench_example import bench_example
 from speedproof.init.model import Benchmark
-from speedproof.manifest import parse_manifest
+from speedproof.manifest_loading import parse_manifest
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]

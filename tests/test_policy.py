@@ -369,7 +369,8 @@ def test_a_guardrail_that_rises_from_a_baseline_of_zero_is_rejected_by_name() ->
         tier="representative",
         limit_pct=2.0,
     )
-    verdict = decide(evidence(BIG_WIN, zero), RULES)
+    # A timed guardrail's worsening holds at two looks before it rejects (docs/adr/0069).
+    verdict = decide(evidence(BIG_WIN, zero, earlier_rejects=1), RULES)
     assert verdict.verdict == "rejected"
     assert verdict.reasons == (
         "memory is significantly worse on workload parse (representative): 0 → 1 (p=0.000 "

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from speedproof.link_paths import visited_links
-from speedproof.manifest import load_manifest
+from speedproof.manifest_loading import load_manifest
 from test_toolchain_support import checkout, make_repo, sandbox, toolchain
 
 SYSTEM_PYTHON = "/usr/bin/python3.11"
