@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from model_server import ChatRequest, ModelServer, Reply
 from speedproof.advisor import (
     AdvisorConfigError,
     BaselineMismatch,
@@ -29,9 +28,11 @@ from speedproof.advisor.subject import subject_of
 from speedproof.discovery import HotFunction
 from speedproof.ledger import Ledger
 from speedproof.manifest import Advisor as AdvisorSettings
-from test_advisor_support import logprob_reply
+from support.advisor import logprob_reply
+from support.model_server import ChatRequest, ModelServer, Reply
+from support.paths import ROOT
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+SRC = ROOT / "src"
 
 PRINT_PATHS = HotFunction(
     name="main.printPaths",

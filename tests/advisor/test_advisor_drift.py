@@ -11,7 +11,6 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from model_server import ChatRequest, ModelServer, Reply
 from speedproof.advisor.baseline import (
     load_baseline,
     measure_baseline,
@@ -24,7 +23,8 @@ from speedproof.advisor.drift import compare
 from speedproof.advisor.gates import Gate, Gates
 from speedproof.advisor.questions import questions_digest
 from speedproof.advisor.reference import load_reference
-from test_advisor_support import build, nudged, spread_build
+from support.advisor import build, nudged, spread_build
+from support.model_server import ChatRequest, ModelServer, Reply
 
 DELTA = 0.02
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from model_server import ModelServer, Reply
 from speedproof.advisor.cache import AnswerCache, CachedAnswerer
 from speedproof.advisor.client import EndpointAdvisor
 from speedproof.advisor.errors import (
@@ -19,7 +18,8 @@ from speedproof.advisor.errors import (
 )
 from speedproof.advisor.questions import question
 from speedproof.advisor.subject import Subject
-from test_advisor_support import logprob_reply
+from support.advisor import logprob_reply
+from support.model_server import ModelServer, Reply
 
 SUBJECT = Subject(
     "go",

@@ -14,8 +14,9 @@ from speedproof.agents.prompts import ROLES, RoleName, repair_prompt
 from speedproof.agents.providers.base import ChatMessage
 from speedproof.agents.providers.replay import ReplayMissing, ReplayProvider, recorded_line
 from speedproof.agents.roles import ask, messages_for
+from support.paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = ROOT / "examples"
 
 HOT = {
     "name": "textstat.words.is_stopword",

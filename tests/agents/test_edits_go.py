@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from edits_support import EXAMPLES, answer, applies_cleanly, changed_lines, example_repo
 from speedproof.agents.edits import EditRejected, answer_to_patch
 from speedproof.toolchains.go import find_go
 from speedproof.workspace.apply import apply_patch
-from test_workspace_support import commit
+from support.edits import EXAMPLES, answer, applies_cleanly, changed_lines, example_repo
+from support.workspace import commit
 
 NORMALIZE = """\
 // normalizeEndpoint turns a request target into the endpoint that served it:

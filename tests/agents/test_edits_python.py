@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from edits_support import EXAMPLES, answer, applies_cleanly, changed_lines, example_repo
 from speedproof.agents.edits import EditRejected, answer_to_patch
-from test_workspace_support import commit
+from support.edits import EXAMPLES, answer, applies_cleanly, changed_lines, example_repo
+from support.workspace import commit
 
 WORDS = "textstat/words.py"
 FAST_STOPWORD = "def is_stopword(word: str) -> bool:\n    return word in _STOPWORD_SET\n"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from edits_support import answer, applies_cleanly, changed_lines, example_repo
 from speedproof.agents.edits import EditRejected, EditResult, answer_to_patch
-from test_workspace_support import commit
+from support.edits import answer, applies_cleanly, changed_lines, example_repo
+from support.workspace import commit
 
 
 def block(file: str, search: str, replace: str) -> dict[str, str]:

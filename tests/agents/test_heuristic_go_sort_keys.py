@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from heuristic_support import declined, go_same_output
 from test_heuristic_go import proposal, subject_of
+
+from support.heuristic import declined, go_same_output
 
 RULE = "go-sort-keys"
 

@@ -34,8 +34,9 @@ from speedproof.agents.roles import messages_for, read_answer
 from speedproof.examples import get_example, materialise
 from speedproof.toolchains.go import find_go
 from speedproof.workspace.apply import apply_patch
+from support.paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = ROOT / "examples"
 
 
 def python_view(path: str, qualified: str, self_pct: float = 10.0) -> dict[str, Any]:

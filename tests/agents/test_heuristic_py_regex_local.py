@@ -9,9 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from heuristic_support import declined, python_same_output
 from test_heuristic_python import proposal, subject_of
+
+from support.heuristic import declined, python_same_output
 
 RULE = "py-hoist-regex"
 

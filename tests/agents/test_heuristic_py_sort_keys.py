@@ -9,10 +9,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from heuristic_support import declined, python_same_output
-from speedproof.agents.heuristic import rules
 from test_heuristic_python import proposal, subject_of
+
+from speedproof.agents.heuristic import rules
+from support.heuristic import declined, python_same_output
 
 RULE = "py-cmp-to-key"
 

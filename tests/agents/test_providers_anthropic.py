@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from model_server import ChatRequest, ModelServer, Reply
 from speedproof.agents.providers.anthropic_messages import AnthropicProvider, split_system
 from speedproof.agents.providers.base import ChatMessage
 from speedproof.agents.providers.errors import (
@@ -21,6 +20,7 @@ from speedproof.agents.providers.errors import (
 from speedproof.agents.providers.preflight import preflight
 from speedproof.agents.providers.pricing import Price, PriceTable
 from speedproof.agents.providers.retry import RetryPolicy
+from support.model_server import ChatRequest, ModelServer, Reply
 
 SECRET = "sk-ant-test-secret-0123456789"
 MESSAGES = [

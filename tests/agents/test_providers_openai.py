@@ -8,7 +8,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from model_server import ModelServer, Reply
 from speedproof.agents.providers.base import ChatMessage
 from speedproof.agents.providers.credentials import LOCAL_PLACEHOLDER_KEY
 from speedproof.agents.providers.errors import (
@@ -26,6 +25,7 @@ from speedproof.agents.providers.openai_compat import OpenAICompatProvider
 from speedproof.agents.providers.preflight import preflight
 from speedproof.agents.providers.pricing import Price, PriceTable
 from speedproof.agents.providers.retry import RetryPolicy
+from support.model_server import ModelServer, Reply
 
 SECRET = "sk-test-secret-0123456789"
 MESSAGES = [

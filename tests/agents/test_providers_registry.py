@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from model_server import ModelServer
 from speedproof.agents.providers.anthropic_messages import AnthropicProvider
 from speedproof.agents.providers.base import ChatMessage, Completion
 from speedproof.agents.providers.credentials import (
@@ -35,6 +34,7 @@ from speedproof.agents.providers.registry import (
 )
 from speedproof.agents.providers.replay import ReplayProvider, recorded_line
 from speedproof.agents.providers.retry import RetryPolicy, call_with_retries
+from support.model_server import ModelServer
 
 LOOPBACK = "http://127.0.0.1:9/v1"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from speedproof.measure.process import run_process
 from speedproof.toolchains.base import Tree
-from test_toolchain_support import (
+from support.toolchain import (
     PYTHON_FILES,
     PYTHON_MANIFEST,
     checkout,

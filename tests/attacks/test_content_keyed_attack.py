@@ -25,8 +25,8 @@ from speedproof.ledger import Ledger
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.sandbox import make_sandbox
-from test_campaign_support import git
-from test_unseen_support import content_keyed_patch_go
+from support.campaign import git
+from support.unseen import content_keyed_patch_go
 
 CHEAT = "the win does not carry over to inputs the candidate has not seen"
 

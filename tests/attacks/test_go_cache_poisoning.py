@@ -19,7 +19,7 @@ from pathlib import Path
 
 from speedproof.measure.process import run_process
 from speedproof.toolchains.base import TargetToolchain, Tree
-from test_toolchain_support import (
+from support.toolchain import (
     GO_MANIFEST,
     GO_MODULE,
     checkout,

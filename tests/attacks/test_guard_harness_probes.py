@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from guard_attack_support import edited, example_repo, guard, make_patch, refused_for
-from test_workspace_support import make_repo
+from support.guard_attack import edited, example_repo, guard, make_patch, refused_for
+from support.workspace import make_repo
 
 WORDS = "textstat/words.py"
 STOPWORD_BODY = "    return word in STOPWORDS\n"

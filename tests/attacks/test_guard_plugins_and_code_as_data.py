@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from guard_attack_support import edited, example_repo, guard, make_patch, refused_for
 from speedproof.examples import get_example
+from support.guard_attack import edited, example_repo, guard, make_patch, refused_for
 
 INIT = "textstat/__init__.py"
 PLUGIN = textwrap.dedent(

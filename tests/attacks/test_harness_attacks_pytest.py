@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from example_pair_support import example_pair, gate, patched
+from support.example_pair import example_pair, gate, patched
 
 BROKEN = "breaks-test-apostrophes"
 

@@ -1,7 +1,7 @@
 """Candidates that hide work from the instruction lane, judged end to end on textstat.
 
 textstat is judged with `primary_metric = "instructions"`, so the verdict rests on Cachegrind's
-counts. Each patch (tests/escape_support.py) prints the baseline's report byte for byte when run
+counts. Each patch (tests/support/escape.py) prints the baseline's report byte for byte when run
 natively, and does the work somewhere the count does not reach, or prints something else only
 when it is counted.
 """
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from escape_support import daemon_patch, killed_child_patch, under_valgrind_patch
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
 from speedproof.invocation import Invocation
@@ -34,6 +33,7 @@ from speedproof.measure.instructions import (
 from speedproof.measure.refusals import candidate_refusal
 from speedproof.program import Program, Side
 from speedproof.sandbox import build_env, make_sandbox
+from support.escape import daemon_patch, killed_child_patch, under_valgrind_patch
 
 NOVEL = ["--top", "30", "data/novel.txt"]
 TIMEOUT_S = 300.0

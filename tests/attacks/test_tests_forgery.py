@@ -16,7 +16,7 @@ from speedproof.errors import InfrastructureError
 from speedproof.gates.tests import gate_tests, run_baseline_tests
 from speedproof.workspace.guard import check_patch
 from speedproof.workspace.protected import ProtectedPaths
-from test_toolchain_support import Pair, manifest, pair, toolchain, write_files
+from support.toolchain import Pair, manifest, pair, toolchain, write_files
 
 
 def _text(text: str) -> str:

@@ -21,7 +21,7 @@ from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
-from test_unseen_support import stored_answer_patch, stored_answer_patch_go
+from support.unseen import stored_answer_patch, stored_answer_patch_go
 
 CHEAT = "the win does not carry over to inputs the candidate has not seen"
 

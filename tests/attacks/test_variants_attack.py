@@ -1,7 +1,7 @@
 """Candidates right on every compared input and wrong elsewhere: accepted without the variants
 gate, rejected by it with a reason that names the variant (docs/adr/0057).
 
-Each attack (tests/variants_attack_support.py) carries a real speedup and agrees with the
+Each attack (tests/support/variants_attack.py) carries a real speedup and agrees with the
 baseline on every workload, on its twin and on the target's own tests. With `[variants] count =
 0` (the judge as it was before the gate, memory guardrail and carry-over rule quiet) it is
 accepted; with the default 20 variants a workload, the gate finds an input nobody has seen on
@@ -22,8 +22,8 @@ from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
-from test_campaign_support import git
-from variants_attack_support import (
+from support.campaign import git
+from support.variants_attack import (
     endpoint_table_patch,
     hand_parser_patch,
     harness_check_patch,

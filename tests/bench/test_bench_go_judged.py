@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bench_support import (
+from speedproof.ledger import Ledger
+from support.bench import (
     GO_COUNT,
     GO_FAST,
     GO_FORGED_EXTRA,
@@ -24,7 +25,6 @@ from bench_support import (
     judged,
     patch,
 )
-from speedproof.ledger import Ledger
 
 
 @pytest.fixture(scope="module")

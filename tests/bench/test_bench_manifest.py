@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bench_support import (
+from speedproof.errors import ManifestError
+from speedproof.manifest_loading import load_manifest, parse_manifest
+from speedproof.preflight import check
+from support.bench import (
     GO_MANIFEST,
     PYPERF_WORKLOAD,
     go_library,
@@ -15,9 +18,6 @@ from bench_support import (
     patch,
     python_library,
 )
-from speedproof.errors import ManifestError
-from speedproof.manifest_loading import load_manifest, parse_manifest
-from speedproof.preflight import check
 
 
 def error(text: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_support import (
+from support.bench import (
     PY_FAST,
     PY_FORGED_ALL,
     PY_FORGED_MEDIAN,

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from model_server import ChatRequest, ModelServer, Reply
 from speedproof.advisor import measure_baseline
 from speedproof.advisor.baseline import save_baseline
 from speedproof.advisor.cache import CACHE_FILE
@@ -29,8 +28,8 @@ from speedproof.campaign.options import CampaignOptions
 from speedproof.campaign.session import Request, resolve
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.report import load_report, write_report
-from test_advisor_support import logprob_reply, spread_build, subjects_by_question
-from test_campaign_support import (
+from support.advisor import logprob_reply, spread_build, subjects_by_question
+from support.campaign import (
     FROZENSET_ANSWER,
     MANIFEST,
     MODEL,
@@ -45,8 +44,10 @@ from test_campaign_support import (
     verdicts,
     wordfreq_repo,
 )
+from support.model_server import ChatRequest, ModelServer, Reply
+from support.paths import ROOT
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+SRC = ROOT / "src"
 BUILD = "build-a"
 BASELINE = "advisor-baseline.json"
 _NAMED = re.compile(r"function `([^`]+)`")

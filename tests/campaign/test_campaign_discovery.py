@@ -16,7 +16,7 @@ from pathlib import Path
 from speedproof.agents.heuristic import rules
 from speedproof.ledger import SCHEMA_VERSION, Ledger
 from speedproof.report import load_report, write_report
-from test_campaign_support import committed_repo, optimize, rows
+from support.campaign import committed_repo, optimize, rows
 
 CORE = textwrap.dedent(
     '''\

@@ -8,7 +8,7 @@ import pytest
 
 from speedproof.examples import get_example, materialise
 from speedproof.report.data import load_report
-from test_campaign_support import (
+from support.campaign import (
     campaign_id,
     events,
     exit_condition,

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from model_server import ModelServer
 from speedproof.agents.answers import ProposedWorkload
 from speedproof.campaign.screening import Screen
 from speedproof.manifest_loading import load_manifest
 from speedproof.report import load_report
-from test_campaign_support import (
+from support.campaign import (
     CORE,
     FROZENSET_ANSWER,
     HOLDOUT_FILE,
@@ -38,6 +37,7 @@ from test_campaign_support import (
     verdicts,
     wordfreq_repo,
 )
+from support.model_server import ModelServer
 
 # A second code path only `--shout` takes: every counted word goes through `shout`, so the
 # function is hot under that flag and absent from a profile of the manifest's workloads.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_campaign_support import (
+from support.campaign import (
     NO_CAUSES,
     PROCEED,
     events,
@@ -182,7 +182,7 @@ UNSTABLE_MAIN = textwrap.dedent(
     # Slower in every second checkout git makes (worktrees tree, tree1, tree2, ...): the same
     # code measured against itself is not the same program, as on a machine whose speed
     # depends on where a process runs.
-    git = Path(__file__).resolve().parents[1] / ".git"
+    git = ROOT / ".git"
     if git.is_file():
         name = git.read_text().strip().rsplit("/", 1)[-1]
         if int(name[len("tree"):] or "0") % 2:

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from model_server import ModelServer
-from test_campaign_support import (
+from support.campaign import (
     FROZENSET_ANSWER,
     HOLDOUT_FILE,
     HOLDOUT_ID,
@@ -30,6 +29,7 @@ from test_campaign_support import (
     verdicts,
     wordfreq_repo,
 )
+from support.model_server import ModelServer
 
 OBJECTION = "frozenset(STOPWORDS) is built at import time, so a huge stop list slows start-up"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_campaign_support import (
+from support.campaign import (
     FROZENSET_ANSWER,
     NO_CAUSES,
     NOTHING_LEFT,

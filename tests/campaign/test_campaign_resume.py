@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from model_server import ModelServer
-from test_campaign_support import (
+from support.campaign import (
     FROZENSET_ANSWER,
     MODEL,
     NO_CAUSES,
@@ -31,6 +30,7 @@ from test_campaign_support import (
     wordfreq_repo,
     worktrees,
 )
+from support.model_server import ModelServer
 
 
 @pytest.fixture

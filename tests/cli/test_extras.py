@@ -26,8 +26,8 @@ from speedproof import extras
 from speedproof.cli import EXIT_FOR_VERDICT
 from speedproof.cli_errors import EXIT_ERROR
 from speedproof.extras import EXTRA_OF, MissingExtra, require
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "speedproof"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 # Extras that are not runtime features, or that `all` leaves to the installer (torch's build).

@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from cluster_toy import node_name, output_digest, toy_repo
 from conftest import NODE_NAMES
 from speedproof.campaign.state import CampaignState, load_state
 from speedproof.cli import app
 from speedproof.cluster import Cluster, Placement, open_cluster
 from speedproof.evidence import Comparison, PolicyRules
 from speedproof.ledger import Ledger
-from test_campaign_support import SPEEDPROOF, events, rows
+from support.campaign import SPEEDPROOF, events, rows
+from support.cluster_toy import node_name, output_digest, toy_repo
 
 CAMPAIGN = "20250101-000000-c1c1c1"
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from cluster_toy import patch_of, toy_repo
 from speedproof.cluster import LocalCluster, measuring_on
 from speedproof.cluster.judging import Judged, JudgeJob, Shipper, judge_on_node
 from speedproof.cluster.recording import Call, RecordingLedger, replay
@@ -33,7 +32,8 @@ from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
-from test_campaign_support import git
+from support.campaign import git
+from support.cluster_toy import patch_of, toy_repo
 
 # A change to a protected test file: the guard refuses it before anything is built.
 REFUSED = ("        assert count(10) == 10\n", "        assert count(10) >= 0\n")

@@ -13,16 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from cluster_support import (
-    CHEAP_STATUSES,
-    DieOnce,
-    Marks,
-    cheap_rows,
-    comparable,
-    killed_row_id,
-    marks,
-    write_jsonl,
-)
 from speedproof.cluster import (
     ClusterError,
     LocalCluster,
@@ -34,8 +24,17 @@ from speedproof.cluster import (
 from speedproof.corpus.cache import VerificationCache
 from speedproof.corpus.jsonl import read_rows
 from speedproof.functions.batch import verify_batch
-
-ROOT = Path(__file__).resolve().parents[1]
+from support.cluster import (
+    CHEAP_STATUSES,
+    DieOnce,
+    Marks,
+    cheap_rows,
+    comparable,
+    killed_row_id,
+    marks,
+    write_jsonl,
+)
+from support.paths import ROOT
 
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:
@@ -58,7 +57,7 @@ def test_a_local_batch_and_a_local_reward_import_nothing_of_ray(tmp_path: Path) 
         from typer.testing import CliRunner
         from speedproof.cli import app
         from speedproof.reward import rewards
-        from cluster_support import NO_PATCH, dev_cases
+        from support.cluster import NO_PATCH, dev_cases
 
         result = CliRunner().invoke(
             app, ["fn", "verify", "--batch", {str(rows)!r}, "--out", {str(tmp_path / "o")!r}]

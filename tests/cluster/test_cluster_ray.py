@@ -17,21 +17,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cluster_support import (
-    CHEAP_STATUSES,
-    INVALID,
-    NO_PATCH,
-    DieOnce,
-    Marks,
-    cheap_rows,
-    comparable,
-    dev_cases,
-    fast_patch,
-    killed_row_id,
-    marks,
-    write_jsonl,
-    wrong_patch,
-)
 from conftest import LoopbackRay
 from speedproof.agents.providers.replay import ReplayProvider, recorded_line
 from speedproof.cli import app
@@ -52,6 +37,21 @@ from speedproof.corpus.splits import split_path
 from speedproof.functions.batch import verify_batch
 from speedproof.functions.case import model_view
 from speedproof.reward import rewards
+from support.cluster import (
+    CHEAP_STATUSES,
+    INVALID,
+    NO_PATCH,
+    DieOnce,
+    Marks,
+    cheap_rows,
+    comparable,
+    dev_cases,
+    fast_patch,
+    killed_row_id,
+    marks,
+    write_jsonl,
+    wrong_patch,
+)
 
 TESTS = Path(__file__).resolve().parent
 

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from cluster_toy import accel_patch, node_name, sets_patch, toy_repo
 from speedproof.cli import app
 from speedproof.cluster import Cluster, Placement, measuring_on, open_cluster
 from speedproof.cluster.judging import Shipper, judge_on_node
 from speedproof.judge.evaluate import JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
+from support.cluster_toy import accel_patch, node_name, sets_patch, toy_repo
 
 
 def _verify(repo: Path, ledger: Path, *extra: str) -> tuple[int, Any]:

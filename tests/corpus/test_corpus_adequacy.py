@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 from functools import cache
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,9 @@ from speedproof.corpus.adequacy import Adequacy, assess
 from speedproof.corpus.adequacy_runner import Outcomes, run_sources
 from speedproof.corpus.adequacy_traps import Trap, generic_traps
 from speedproof.functions.case import Case, Json, generate_inputs
+from support.paths import ROOT
 
-DEV = Path(__file__).resolve().parents[1] / "corpus" / "v1" / "dev.jsonl"
+DEV = ROOT / "corpus" / "v1" / "dev.jsonl"
 LENGTH = "def solve(xs):\n    return len(xs)\n"
 INPUTS: list[list[Json]] = [[[]], [[1, 2]], [[3]]]
 

@@ -17,7 +17,8 @@ from speedproof.corpus.generate import AdequacyGate, GenerationConfig, _render, 
 from speedproof.corpus.jsonl import sha256_file, write_rows
 from speedproof.corpus.splits import MANIFEST, split_path
 from speedproof.functions.case import Case, generate_inputs, make_case
-from test_corpus_support import SMALL, fn_app, unverified_folder
+from support.corpus import SMALL, fn_app, unverified_folder
+from support.paths import ROOT
 
 COMPLEMENT = BY_NAME["complement_lookup"]
 
@@ -130,7 +131,7 @@ def test_the_small_test_config_still_builds_without_the_gate() -> None:
 
 
 def test_corpus_v1_stays_readable_and_says_it_is_superseded() -> None:
-    v1 = Path(__file__).resolve().parents[1] / "corpus" / "v1"
+    v1 = ROOT / "corpus" / "v1"
     result = CliRunner().invoke(fn_app(), ["corpus", "audit", str(v1), "--no-adequacy"])
     assert result.exit_code == 0, result.output
     assert "superseded by corpus/v2" in result.output and "no leaks" in result.output

@@ -8,7 +8,7 @@ from speedproof.corpus.cache import VerificationCache, pair_key
 from speedproof.corpus.errors import CorpusError
 from speedproof.corpus.generate import build_pairs
 from speedproof.corpus.jsonl import append_rows, read_rows
-from test_corpus_support import SMALL
+from support.corpus import SMALL
 
 
 def test_the_key_changes_with_the_verifier_digest_the_sources_and_the_settings() -> None:

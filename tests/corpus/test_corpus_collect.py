@@ -15,7 +15,7 @@ from speedproof.corpus.generate import TrustedPair
 from speedproof.corpus.jsonl import read_rows
 from speedproof.corpus.prompts import build_messages, canonical_patch, retry_messages
 from speedproof.functions.case import model_view
-from test_corpus_support import unverified_folder
+from support.corpus import unverified_folder
 
 MALFORMED = "Put the values in a set first, then look each query up."
 

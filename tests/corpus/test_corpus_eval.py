@@ -14,7 +14,7 @@ from speedproof.corpus.jsonl import read_rows, sha256_file
 from speedproof.corpus.prompts import build_messages, canonical_patch
 from speedproof.corpus.splits import split_path
 from speedproof.functions.case import model_view
-from test_corpus_support import padded, unverified_folder, wrapped, wrong_constant
+from support.corpus import padded, unverified_folder, wrapped, wrong_constant
 
 INVALID = (
     "<<<<<<< SEARCH\n    this line is not in the function\n=======\n    pass\n>>>>>>> REPLACE\n"

@@ -5,14 +5,14 @@ from __future__ import annotations
 import ast
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from speedproof.corpus.mutants import OPERATORS, Mutant, mutants
 from speedproof.functions.case import Case
+from support.paths import ROOT
 
-DEV = Path(__file__).resolve().parents[1] / "corpus" / "v1" / "dev.jsonl"
+DEV = ROOT / "corpus" / "v1" / "dev.jsonl"
 
 
 def _dev_sources() -> list[str]:

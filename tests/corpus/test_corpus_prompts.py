@@ -11,7 +11,7 @@ from speedproof.corpus.prompts import (
     retry_messages,
 )
 from speedproof.functions.case import model_view
-from test_corpus_support import SMALL
+from support.corpus import SMALL
 
 
 def _apply(source: str, patch: str) -> str:

@@ -12,7 +12,7 @@ from speedproof.corpus.prompts import build_messages, canonical_patch
 from speedproof.corpus.sft import SftConfig, build_sft, parse_focus
 from speedproof.corpus.splits import load_all
 from speedproof.functions.case import Case, model_view
-from test_corpus_support import unverified_folder
+from support.corpus import unverified_folder
 
 
 def _turn(pair: TrustedPair) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from speedproof.corpus.train import RUN_MANIFEST, partition, require_extra
-from test_corpus_support import fn_app
+from support.corpus import fn_app
 
 
 def _require_extra() -> None:

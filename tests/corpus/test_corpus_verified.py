@@ -23,7 +23,7 @@ from speedproof.corpus.generate import (
 )
 from speedproof.corpus.jsonl import read_rows, sha256_file
 from speedproof.corpus.splits import MANIFEST, STAGING, split_path
-from test_corpus_support import fn_app, wrong_constant
+from support.corpus import fn_app, wrong_constant
 
 ONE_EACH = GenerationConfig(
     seed=21, sizes={"train": 8, "dev": 0, "frozen_seen": 0, "frozen_heldout": 3}

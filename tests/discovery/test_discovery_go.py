@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from test_discovery_python import profiled, run_discovery
 
 from speedproof.discovery import DiscoveryError, Profile
 from speedproof.discovery.go_source import (
@@ -25,8 +26,7 @@ from speedproof.discovery.pprof_raw import Frame, parse_raw
 from speedproof.discovery.python_source import split_lines
 from speedproof.examples import get_example, materialise
 from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
-from test_discovery_python import profiled, run_discovery
-from test_toolchain_support import git, make_repo
+from support.toolchain import git, make_repo
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ from speedproof.functions.case import (
     save_case,
     verification_inputs,
 )
+from support.paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "src/speedproof/functions/examples"
+EXAMPLES = ROOT / "src/speedproof/functions/examples"
 
 REFERENCE = '''def solve(xs, m):
     """Distinct residues."""

@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from speedproof.functions.cli import _show, fn_app
 from speedproof.functions.verify import VerifyResult
+from support.paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "src/speedproof/functions/examples"
+EXAMPLES = ROOT / "src/speedproof/functions/examples"
 RUNNER = CliRunner()
 
 

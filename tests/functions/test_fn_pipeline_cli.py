@@ -18,7 +18,7 @@ from speedproof.corpus.jsonl import read_rows, sha256_file
 from speedproof.corpus.prompts import build_messages, canonical_patch, retry_messages
 from speedproof.corpus.splits import MANIFEST, load_split, split_path
 from speedproof.functions.case import model_view
-from test_corpus_support import PIPELINE, fn_app, padded, wrapped, wrong_constant
+from support.corpus import PIPELINE, fn_app, padded, wrapped, wrong_constant
 
 pytestmark = pytest.mark.slow
 RUNNER = CliRunner()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,6 +12,7 @@ from speedproof.functions.subset import (
     SubsetError,
     check_subset,
 )
+from support.paths import ROOT
 
 ALLOWED = '''def solve(xs, m):
     """A docstring is fine."""
@@ -194,7 +194,6 @@ def test_a_disallowed_name_in_an_annotation_is_still_refused_by_name() -> None:
     assert str(caught.value) == "line 1: name 'type' is not an allowed builtin"
 
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "src/speedproof/functions/examples"
 
 

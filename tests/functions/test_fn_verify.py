@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from speedproof.functions.case import Case, InputSpec, load_case, make_case
@@ -16,8 +14,9 @@ from speedproof.functions.verify import (
     verify_candidate,
     verify_patch,
 )
+from support.paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "src/speedproof/functions/examples"
+EXAMPLES = ROOT / "src/speedproof/functions/examples"
 
 
 def example(name: str) -> str:

@@ -12,14 +12,6 @@ from typing import Any
 
 import pytest
 
-from cluster_support import (
-    INVALID,
-    NO_PATCH,
-    dev_cases,
-    fast_patch,
-    slower_patch,
-    wrong_patch,
-)
 from speedproof.corpus.errors import SplitBoundaryError
 from speedproof.corpus.prompts import build_messages
 from speedproof.functions.case import Case, InputSpec, make_case, model_view
@@ -30,6 +22,14 @@ from speedproof.reward import (
     reward,
     rewards,
     training_prompts,
+)
+from support.cluster import (
+    INVALID,
+    NO_PATCH,
+    dev_cases,
+    fast_patch,
+    slower_patch,
+    wrong_patch,
 )
 
 # About 25 s, most of it one module fixture that measures real rewards; the reward API is also

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from cluster_support import INVALID, NO_PATCH, dev_cases
 from speedproof.functions.reward_scale import WRONG_REWARD
 from speedproof.reward import (
     RewardInputError,
@@ -19,6 +18,7 @@ from speedproof.reward import (
     judge_all,
     rewards,
 )
+from support.cluster import INVALID, NO_PATCH, dev_cases
 
 SHAPES: dict[str, Any] = {
     "text": INVALID,

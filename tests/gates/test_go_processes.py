@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from speedproof.gates.tests import gate_tests
-from test_toolchain_support import manifest, pair, toolchain, write_files
+from support.toolchain import manifest, pair, toolchain, write_files
 
 MANIFEST = manifest('name = "spawn"\nlanguage = "go"', 'runner = "go"\nargs = ["./..."]')
 

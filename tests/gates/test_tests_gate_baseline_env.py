@@ -16,7 +16,7 @@ import pytest
 from speedproof.errors import InfrastructureError
 from speedproof.gates.tests import gate_tests, run_baseline_tests
 from speedproof.manifest import Manifest
-from test_toolchain_support import _text, manifest, pair, toolchain, write_files
+from support.toolchain import _text, manifest, pair, toolchain, write_files
 
 GEOM = {
     "geom/__init__.py": "",

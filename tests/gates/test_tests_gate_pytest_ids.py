@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from speedproof.gates.tests import gate_tests
-from test_toolchain_support import PYTHON_MANIFEST, _text, manifest, pair, toolchain, write_files
+from support.toolchain import PYTHON_MANIFEST, _text, manifest, pair, toolchain, write_files
 
 CALC = {
     "textpkg/__init__.py": "",

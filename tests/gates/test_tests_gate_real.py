@@ -8,7 +8,7 @@ import pytest
 
 from speedproof.errors import InfrastructureError
 from speedproof.gates.tests import gate_tests, run_baseline_tests
-from test_toolchain_support import (
+from support.toolchain import (
     GO_FILES,
     GO_MANIFEST,
     GO_MODULE,

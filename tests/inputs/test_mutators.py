@@ -16,8 +16,9 @@ from speedproof.inputs.mutate.make import EMPTY_INDEX, small_slice
 from speedproof.inputs.twins import make_twin
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import parse_manifest
+from support.paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 API_LOG = EXAMPLES / "logstat" / "data" / "api-2024-03-12.log"
 REVIEWS = EXAMPLES / "textstat" / "data" / "reviews.csv"
 NOVEL = EXAMPLES / "textstat" / "data" / "novel.txt"

@@ -10,8 +10,9 @@ from speedproof.inputs.mutate import mutated_twin
 from speedproof.inputs.mutate.rename import renamed, renaming
 from speedproof.inputs.twins import make_twin
 from speedproof.manifest import Workload
+from support.paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 SHOP_LOG = EXAMPLES / "logstat" / "data" / "shop-2024-03-11.log"
 API_LOG = EXAMPLES / "logstat" / "data" / "api-2024-03-12.log"
 # logstat's own line pattern: host ident user [time] "method target proto" status bytes ...

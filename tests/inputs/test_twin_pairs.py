@@ -18,7 +18,7 @@ from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.measure.sequential_rule import TWIN_STEP_PAIRS
 from speedproof.sandbox import make_sandbox
-from test_campaign_support import committed_repo
+from support.campaign import committed_repo
 
 TOOL = """\
 import sys

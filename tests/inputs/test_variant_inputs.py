@@ -7,8 +7,9 @@ from pathlib import Path
 from speedproof.gates.variants import make_variants, varied_workloads
 from speedproof.inputs.variants import option_values
 from speedproof.manifest_loading import load_manifest
+from support.paths import ROOT
 
-LOGSTAT = Path(__file__).resolve().parent.parent / "examples" / "logstat"
+LOGSTAT = ROOT / "examples" / "logstat"
 
 
 def test_numeric_option_values_are_found_in_both_spellings() -> None:

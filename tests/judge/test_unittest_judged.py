@@ -1,6 +1,6 @@
 """A unittest project judged for real: real git, real bubblewrap, speedproof's whole judge.
 
-The project (`unittest_support`) is a package with a CLI and a `tests/` package of
+The project (`support.unittest_target`) is a package with a CLI and a `tests/` package of
 `unittest.TestCase`s, one of which already fails on the baseline. Its manifest names
 `runner = "unittest"` with `discover -s tests -p "test_*.py" -t .`. Each forgery below is what a
 patch to the target's own code could do at run time, inside the test process.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from speedproof.judge.outcome import Outcome
-from unittest_support import (
+from support.unittest_target import (
     BROKEN_ADD,
     FAST_PRIMES,
     FILES,

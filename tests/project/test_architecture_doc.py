@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import ROOT
+
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
 ADR_FOLDER = ROOT / "docs" / "adr"
 # The README is the front page: what speedproof is, the two commands, a first project, one

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import random
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from support.paths import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from rule_evaluation import (
     NOT_APPLIED,

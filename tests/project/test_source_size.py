@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+from support.paths import ROOT
+
+SRC = ROOT / "src"
 MAX_LINES = 600
 # Python modules and the report's and init's jinja2 templates.
 SOURCE_SUFFIXES = (".py", ".j2")

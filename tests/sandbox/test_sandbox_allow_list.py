@@ -23,7 +23,7 @@ from speedproof.measure.process import run_process
 from speedproof.program import Program, output_path
 from speedproof.sandbox import mount_list
 from speedproof.toolchains.factory import toolchain_for
-from test_toolchain_support import (
+from support.toolchain import (
     PYTHON_FILES,
     PYTHON_MANIFEST,
     checkout,

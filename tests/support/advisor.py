@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from model_server import ChatRequest, Reply
 from speedproof.advisor.questions import ALL_QUESTIONS
 from speedproof.advisor.reference import ReferenceSet
+from support.model_server import ChatRequest, Reply
 
 Probabilities = Callable[[str, str], float]
 

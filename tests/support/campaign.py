@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model_server import ChatRequest
+from support.model_server import ChatRequest
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
 STOPWORDS = [f"stop{i}" for i in range(300)]

@@ -24,7 +24,7 @@ from speedproof.corpus.splits import load_split
 from speedproof.functions.case import Case
 from speedproof.functions.verify import VerifyResult
 from speedproof.functions.verify_job import VerifyJob, verify_job
-from test_corpus_support import padded, wrong_constant
+from support.corpus import padded, wrong_constant
 
 INVALID = (
     "<<<<<<< SEARCH\n    this line is not in the function\n=======\n    pass\n>>>>>>> REPLACE\n"

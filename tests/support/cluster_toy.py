@@ -25,7 +25,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from test_campaign_support import committed_repo, git
+from support.campaign import committed_repo, git
 
 NODE_VARIABLE = "SPEEDPROOF_TEST_NODE"
 ACCEL_VARIABLE = "TOY_ACCEL"

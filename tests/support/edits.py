@@ -15,9 +15,10 @@ from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import check_patch
 from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.protected import ProtectedPaths
-from test_workspace_support import commit, git
+from support.paths import ROOT
+from support.workspace import commit, git
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = ROOT / "examples"
 
 # Inputs and recorded patches are not source; leaving them out keeps each copy small.
 _LEFT_OUT = shutil.ignore_patterns("data", "patches", "__pycache__", "*.pyc")

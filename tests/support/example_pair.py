@@ -14,7 +14,7 @@ from speedproof.gates.tests import TestGateResult, gate_tests
 from speedproof.manifest_loading import load_manifest
 from speedproof.toolchains.base import TargetToolchain, TestRun
 from speedproof.toolchains.factory import toolchain_for
-from test_toolchain_support import Pair, caches, checkout, git, sandbox, write_files
+from support.toolchain import Pair, caches, checkout, git, sandbox, write_files
 
 
 def example_pair(tmp_path: Path, name: str) -> Pair:

@@ -15,7 +15,7 @@ from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import GuardResult, Violation, check_applied, check_patch
 from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.worktree import worktree
-from test_workspace_support import git, write_files
+from support.workspace import git, write_files
 
 
 def example_repo(name: str, into: Path) -> Path:

@@ -17,7 +17,7 @@ from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import GateRecord, Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from test_toolchain_support import make_repo, sandbox
+from support.toolchain import make_repo, sandbox
 
 
 def text(source: str) -> str:

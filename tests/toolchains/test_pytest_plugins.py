@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from speedproof.toolchains.base import TestRun
-from test_toolchain_support import PYTHON_MANIFEST, checkout, make_repo, manifest, toolchain
+from support.toolchain import PYTHON_MANIFEST, checkout, make_repo, manifest, toolchain
 
 FILES = {
     "textpkg/__init__.py": "",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from speedproof.toolchains.base import Tree
 from speedproof.toolchains.python import PLUGIN_FOLDER, junit_key, read_record
-from test_toolchain_support import checkout, make_repo, manifest, toolchain
+from support.toolchain import checkout, make_repo, manifest, toolchain
 
 TARGET = 'name = "calc"\nlanguage = "python"\nmodule = "calc"'
 PYTEST = manifest(TARGET, 'runner = "pytest"\nargs = ["tests"]')

@@ -13,7 +13,7 @@ from speedproof.measure.process import run_process
 from speedproof.program import Program
 from speedproof.toolchains.base import Tree
 from speedproof.workspace import snapshot
-from test_toolchain_support import (
+from support.toolchain import (
     PYTHON_FILES,
     PYTHON_MANIFEST,
     checkout,

@@ -12,7 +12,7 @@ from speedproof.toolchains.base import Tree
 from speedproof.toolchains.command import CommandBuilder, CommandTests
 from speedproof.toolchains.go import GoBuilder
 from speedproof.toolchains.python import PytestTests
-from test_toolchain_support import (
+from support.toolchain import (
     GO_MANIFEST,
     checkout,
     make_repo,

@@ -29,7 +29,7 @@ from speedproof.toolchains.go import (
     quote_meta,
 )
 from speedproof.toolchains.go_test_args import go_test_args
-from test_toolchain_support import (
+from support.toolchain import (
     GO_FILES,
     GO_MANIFEST,
     GO_MODULE,

@@ -11,7 +11,7 @@ from speedproof.errors import InfrastructureError
 from speedproof.measure.process import run_process
 from speedproof.toolchains.base import Tree
 from speedproof.toolchains.python import junit_id, parse_junit
-from test_toolchain_support import (
+from support.toolchain import (
     PYTHON_FILES,
     PYTHON_MANIFEST,
     checkout,

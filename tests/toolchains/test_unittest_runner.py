@@ -1,8 +1,8 @@
 """How unittest runs for the test gate: speedproof's own runner, unittest's ids, a record that
 cannot be taken back, and what `manifest validate` checks of it.
 
-Real interpreters under real bubblewrap, in real git worktrees; the project is `unittest_support`'s
-unless a test needs outcomes of another kind.
+Real interpreters under real bubblewrap, in real git worktrees; the project is
+`support.unittest_target`'s unless a test needs outcomes of another kind.
 """
 
 from __future__ import annotations
@@ -22,8 +22,17 @@ from speedproof.toolchains.record_channel import RecordChannel
 from speedproof.toolchains.run_record import read_record
 from speedproof.toolchains.unittest_runner import RUNNER_FOLDER
 from speedproof.workspace.protected import ProtectedPaths
-from test_toolchain_support import checkout, make_repo, manifest, pair, toolchain, write_files
-from unittest_support import BROKEN_ADD, FILES, IDS, KNOWN_BUG, MANIFEST, NEGATIVE, SMALL, text
+from support.toolchain import checkout, make_repo, manifest, pair, toolchain, write_files
+from support.unittest_target import (
+    BROKEN_ADD,
+    FILES,
+    IDS,
+    KNOWN_BUG,
+    MANIFEST,
+    NEGATIVE,
+    SMALL,
+    text,
+)
 
 TARGET = 'name = "calc"\nlanguage = "python"\nmodule = "calc"'
 DISCOVER = 'runner = "unittest"\nargs = ["discover", "-s", "tests", "-p", "test_*.py", "-t", "."]'

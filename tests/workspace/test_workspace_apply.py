@@ -9,7 +9,7 @@ from speedproof.errors import PatchError
 from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.worktree import Worktree, worktree
-from test_workspace_support import GO_FILES, make_repo
+from support.workspace import GO_FILES, make_repo
 
 HUNK_BODY = ' \n func main() {\n-\tfmt.Println("hi")\n+\tfmt.Print("hi\\n")\n }\n'
 FASTER = (

@@ -13,7 +13,7 @@ from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import check_applied, check_patch
 from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.worktree import worktree
-from test_workspace_support import make_repo
+from support.workspace import make_repo
 
 FILES = {
     "svc/run.sh": '#!/bin/sh\ncat "$@"\n',

@@ -15,7 +15,7 @@ import pytest
 from speedproof.errors import PatchError
 from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.worktree import Worktree, worktree
-from test_workspace_support import make_repo
+from support.workspace import make_repo
 
 # Two functions whose loops are the same but for `int(p, 10)`: a hunk written for parse_line
 # from a stale memory of it (`int(p)`) matches format_row once fuzz drops its outer lines.

@@ -17,7 +17,7 @@ from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import GuardResult, Violation, check_applied, check_patch
 from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.worktree import Worktree, worktree
-from test_workspace_support import (
+from support.workspace import (
     GO_FILES,
     PYTHON_FILES,
     git,

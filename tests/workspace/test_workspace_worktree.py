@@ -16,7 +16,7 @@ from speedproof.workspace.worktree import (
     resolve_rev,
     worktree,
 )
-from test_workspace_support import GO_FILES, commit, git, head, make_repo, registered_worktrees
+from support.workspace import GO_FILES, commit, git, head, make_repo, registered_worktrees
 
 
 @pytest.fixture
