@@ -12,7 +12,7 @@ from speedproof.agents.edits import EditRejected, answer_to_patch
 from speedproof.toolchains.go import find_go
 from speedproof.workspace.apply import apply_patch
 from support.edits import EXAMPLES, answer, applies_cleanly, changed_lines, example_repo
-from support.workspace import commit
+from support.git import commit_all
 
 NORMALIZE = """\
 // normalizeEndpoint turns a request target into the endpoint that served it:
@@ -140,7 +140,7 @@ def test_a_single_import_becomes_a_block(logstat: tuple[Path, Path]) -> None:
         'package main\n\nimport "strings"\n\n// shout upper-cases s.\n'
         "func shout(s string) string {\n\treturn strings.ToUpper(s)\n}\n"
     )
-    commit(root, "extra")
+    commit_all(root, "extra")
     patch, target = run(
         logstat,
         kind="function",
@@ -195,7 +195,7 @@ def test_a_bare_method_name_on_two_types_is_ambiguous(logstat: tuple[Path, Path]
         "package main\n\ntype a struct{}\ntype b struct{}\n\n"
         'func (a) String() string { return "a" }\nfunc (*b) String() string { return "b" }\n'
     )
-    commit(root, "two String methods")
+    commit_all(root, "two String methods")
     with pytest.raises(EditRejected) as caught:
         run(
             logstat,

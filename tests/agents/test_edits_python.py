@@ -10,7 +10,7 @@ import pytest
 
 from speedproof.agents.edits import EditRejected, answer_to_patch
 from support.edits import EXAMPLES, answer, applies_cleanly, changed_lines, example_repo
-from support.workspace import commit
+from support.git import commit_all
 
 WORDS = "textstat/words.py"
 FAST_STOPWORD = "def is_stopword(word: str) -> bool:\n    return word in _STOPWORD_SET\n"
@@ -149,7 +149,7 @@ def test_a_comment_written_above_the_new_function_replaces_the_old_one(
 ) -> None:
     root, target_rel = textstat
     (root / target_rel / "textstat/extra.py").write_text(EXTRA)
-    commit(root, "extra")
+    commit_all(root, "extra")
     patch, target = run(
         textstat,
         kind="function",
@@ -182,7 +182,7 @@ def test_a_name_that_matches_two_functions_is_ambiguous(textstat: tuple[Path, Pa
     root, target_rel = textstat
     extra = root / target_rel / "textstat/more.py"
     extra.write_text("def is_stopword(word):\n    return False\n")
-    commit(root, "a second is_stopword")
+    commit_all(root, "a second is_stopword")
     with pytest.raises(EditRejected) as caught:
         run(textstat, kind="function", function="is_stopword", source=FAST_STOPWORD)
     assert caught.value.kind == "function-ambiguous"

@@ -8,7 +8,7 @@ import pytest
 
 from speedproof.agents.edits import EditRejected, EditResult, answer_to_patch
 from support.edits import answer, applies_cleanly, changed_lines, example_repo
-from support.workspace import commit
+from support.git import commit_all
 
 
 def block(file: str, search: str, replace: str) -> dict[str, str]:
@@ -138,7 +138,7 @@ def test_blocks_that_restore_the_text_are_no_change(textstat: tuple[Path, Path])
 def test_a_file_without_a_final_newline_keeps_it_missing(logstat: tuple[Path, Path]) -> None:
     root, target_rel = logstat
     (root / target_rel / "last.go").write_text("package main\n\nfunc one() int { return 1 }")
-    commit(root, "no final newline")
+    commit_all(root, "no final newline")
     result = run(logstat, "go", block("last.go", "return 1", "return 2"))
     assert result.patch.endswith("+func one() int { return 2 }\n\\ No newline at end of file\n")
     applies_cleanly(root, result.patch, "go")

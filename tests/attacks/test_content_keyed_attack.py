@@ -25,7 +25,7 @@ from speedproof.ledger import Ledger
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.sandbox import make_sandbox
-from support.campaign import git
+from support.git import git
 from support.unseen import content_keyed_patch_go
 
 CHEAT = "the win does not carry over to inputs the candidate has not seen"

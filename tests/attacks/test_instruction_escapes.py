@@ -34,14 +34,10 @@ from speedproof.measure.refusals import candidate_refusal
 from speedproof.program import Program, Side
 from speedproof.sandbox import build_env, make_sandbox
 from support.escape import daemon_patch, killed_child_patch, under_valgrind_patch
+from support.git import git
 
 NOVEL = ["--top", "30", "data/novel.txt"]
 TIMEOUT_S = 300.0
-
-
-def _git(repo: Path, *args: str) -> None:
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
 
 
 def _textstat(into: Path) -> Path:
@@ -50,7 +46,7 @@ def _textstat(into: Path) -> Path:
     manifest = repo / "speedproof.toml"
     text = manifest.read_text().replace("[policy]\n", '[policy]\nprimary_metric = "instructions"\n')
     manifest.write_text(text)
-    _git(repo, "commit", "-qam", "the verdict rests on instruction counts")
+    git(repo, "commit", "-qam", "the verdict rests on instruction counts")
     return repo
 
 

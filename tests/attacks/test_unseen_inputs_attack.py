@@ -21,14 +21,10 @@ from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
+from support.git import git
 from support.unseen import stored_answer_patch, stored_answer_patch_go
 
 CHEAT = "the win does not carry over to inputs the candidate has not seen"
-
-
-def _git(repo: Path, *args: str) -> None:
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
 
 
 def _textstat(into: Path, *, carry_over: float | None = None) -> Path:
@@ -39,7 +35,7 @@ def _textstat(into: Path, *, carry_over: float | None = None) -> Path:
             "[policy]\n", f"[policy]\ncarry_over_fraction = {carry_over}\n"
         )
         manifest.write_text(text)
-        _git(repo, "commit", "-qam", "the carry-over rule as given")
+        git(repo, "commit", "-qam", "the carry-over rule as given")
     return repo
 
 
@@ -113,7 +109,7 @@ def _logstat(into: Path, *, carry_over: float | None = None) -> Path:
     if carry_over is not None:
         text = text.replace("[policy]\n", f"[policy]\ncarry_over_fraction = {carry_over}\n")
     manifest.write_text(text.replace('"binary_size"', "").replace(", ]", "]"))
-    _git(repo, "commit", "-qam", "the policy as the test gives it")
+    git(repo, "commit", "-qam", "the policy as the test gives it")
     return repo
 
 

@@ -22,7 +22,7 @@ from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
-from support.campaign import git
+from support.git import git
 from support.variants_attack import (
     endpoint_table_patch,
     hand_parser_patch,

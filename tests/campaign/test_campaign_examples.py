@@ -8,15 +8,8 @@ import pytest
 
 from speedproof.examples import get_example, materialise
 from speedproof.report.data import load_report
-from support.campaign import (
-    campaign_id,
-    events,
-    exit_condition,
-    git,
-    optimize,
-    verdicts,
-    worktrees,
-)
+from support.campaign import campaign_id, events, exit_condition, optimize, verdicts, worktrees
+from support.git import git
 
 
 # About 25 s on 2 cores; `make demo` runs the same campaign on every fresh clone.

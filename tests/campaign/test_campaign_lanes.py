@@ -13,7 +13,6 @@ from support.campaign import (
     PROCEED,
     events,
     exit_condition,
-    git,
     optimize,
     replay_file,
     rows,
@@ -22,6 +21,7 @@ from support.campaign import (
     wordfreq_repo,
     worktrees,
 )
+from support.git import commit_all, git
 
 BENCH = textwrap.dedent(
     """
@@ -104,8 +104,7 @@ def bench_repo(root: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "bench")
+    commit_all(root, "bench")
     return root
 
 

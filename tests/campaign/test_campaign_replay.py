@@ -19,7 +19,6 @@ from support.campaign import (
     TESTS,
     events,
     exit_condition,
-    git,
     optimize,
     replay_file,
     rows,
@@ -27,6 +26,7 @@ from support.campaign import (
     verdicts,
     wordfreq_repo,
 )
+from support.git import git
 
 
 # 15-23 s, a whole campaign: in make test-slow (make test's 15-minute budget on 2 cores).

@@ -26,6 +26,7 @@ from speedproof import extras
 from speedproof.cli import EXIT_FOR_VERDICT
 from speedproof.cli_errors import EXIT_ERROR
 from speedproof.extras import EXTRA_OF, MissingExtra, require
+from support.git import commit_all, git
 from support.paths import ROOT
 
 SOURCE = ROOT / "src" / "speedproof"
@@ -142,11 +143,6 @@ def _without_extras(*argv: str, cwd: Path | None = None) -> subprocess.Completed
     )
 
 
-def _git(repo: Path, *args: str) -> None:
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def widest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Python tool whose one function is hot enough for discovery to name it."""
@@ -156,9 +152,8 @@ def widest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (repo / "speedproof.toml").write_text(MANIFEST)
     lines = (" " * (i % 6) + "x" * (1 + i * 37 % 80) for i in range(200_000))
     (repo / "data" / "lines.txt").write_text("".join(f"{line}\n" for line in lines))
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "widest")
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "widest")
     return repo
 
 

@@ -32,8 +32,8 @@ from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
-from support.campaign import git
 from support.cluster_toy import patch_of, toy_repo
+from support.git import commit_all, git
 
 # A change to a protected test file: the guard refuses it before anything is built.
 REFUSED = ("        assert count(10) == 10\n", "        assert count(10) >= 0\n")
@@ -161,8 +161,7 @@ def test_a_bundle_carries_one_revision_and_its_history_and_leaves_the_repository
     repo = toy_repo(tmp_path / "toy")
     first = git(repo, "rev-parse", "HEAD")
     (repo / "later.txt").write_text("later\n", encoding="utf-8")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "later")
+    commit_all(repo, "later")
     refs = git(repo, "for-each-ref")
     copy = unpack_revision(bundle_revision(repo, first), first, tmp_path / "node" / "repo")
     assert git(copy, "rev-parse", "HEAD") == first

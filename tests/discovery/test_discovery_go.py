@@ -26,7 +26,8 @@ from speedproof.discovery.pprof_raw import Frame, parse_raw
 from speedproof.discovery.python_source import split_lines
 from speedproof.examples import get_example, materialise
 from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
-from support.toolchain import git, make_repo
+from support.git import git
+from support.toolchain import make_repo
 
 
 @dataclass(frozen=True)

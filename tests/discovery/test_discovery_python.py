@@ -21,7 +21,8 @@ from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_man
 from speedproof.sandbox import Sandbox, SandboxSpec
 from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
-from support.toolchain import caches, git, make_repo, sandbox
+from support.git import git
+from support.toolchain import caches, make_repo, sandbox
 
 
 @dataclass

@@ -27,6 +27,7 @@ from speedproof.program import Program
 from speedproof.sandbox import make_sandbox
 from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
+from support.git import commit_all, git
 
 TOOL = """\
 import sys
@@ -90,11 +91,6 @@ diff --git a/tool.py b/tool.py
 """
 
 
-def _git(repo: Path, *args: str) -> None:
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
-
-
 @pytest.fixture
 def tiny(tmp_path: Path) -> Path:
     repo = tmp_path / "tiny"
@@ -103,9 +99,8 @@ def tiny(tmp_path: Path) -> Path:
     (repo / "gen.py").write_text(GENERATOR)
     (repo / "speedproof.toml").write_text(MANIFEST)
     (repo / "data" / "visible.txt").write_text("one\ntwo\nthree\n" * 500)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "tiny")
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "tiny")
     return repo
 
 
@@ -274,7 +269,7 @@ def test_calibrate_measures_the_judges_workloads_with_the_manifests_holdout_fold
     manifest.write_text(
         manifest.read_text().replace("[policy]", f'[holdout]\ndir = "{holdout}"\n\n[policy]')
     )
-    _git(tiny, "commit", "-qam", "holdout folder")
+    git(tiny, "commit", "-qam", "holdout folder")
     report = Calibration(
         load_manifest(tiny), sandbox=make_sandbox(), options=CalibrateOptions(trials=1)
     ).run()

@@ -9,7 +9,6 @@ sandbox can write nothing that outlives it, and the counter has to.
 
 from __future__ import annotations
 
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
+from support.git import commit_all, git, git_run
 
 CAMPAIGN = "20250101-000000-abcdef"
 TOOL = """\
@@ -57,14 +57,6 @@ pairs = 4
 """
 
 
-def _git(repo: Path, *args: str) -> str:
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    done = subprocess.run(
-        ["git", *identity, *args], cwd=repo, check=True, capture_output=True, text=True
-    )
-    return done.stdout
-
-
 def _drifting(tmp_path: Path, good: int) -> tuple[Path, str]:
     """A repository whose baseline prints another line after `good` runs, and a patch that
     makes the candidate print the steady line on every run without counting."""
@@ -73,11 +65,10 @@ def _drifting(tmp_path: Path, good: int) -> tuple[Path, str]:
     tool = TOOL.format(runs=str(tmp_path / "baseline-runs"), good=good)
     (repo / "tool.py").write_text(tool)
     (repo / "speedproof.toml").write_text(MANIFEST)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "drifting")
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "drifting")
     (repo / "tool.py").write_text(tool.replace(tool[tool.index("print(") :], 'print("steady")\n'))
-    patch = _git(repo, "diff")
+    patch = git_run(repo, "diff").stdout
     (repo / "tool.py").write_text(tool)
     return repo, patch
 

@@ -6,13 +6,13 @@ wrong function) and is rejected, so no assertion waits on timed runs.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
+from support.git import commit_all, git
 
 TOOL = """\
 import sys
@@ -66,20 +66,14 @@ diff --git a/tool.py b/tool.py
 """
 
 
-def _git(repo: Path, *args: str) -> None:
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
-
-
 def _judge(tmp_path: Path, patch: str) -> tuple[str, list[str], dict[str, dict[str, object]]]:
     repo = tmp_path / "tiny"
     repo.mkdir()
     (repo / "tool.py").write_text(TOOL)
     (repo / "data.txt").write_text("a\nb\n")
     (repo / "speedproof.toml").write_text(MANIFEST)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "tiny")
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "tiny")
     with Ledger.in_folder(tmp_path / "ledger") as ledger:
         judge = Judge(
             load_manifest(repo),

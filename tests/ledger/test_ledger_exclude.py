@@ -15,19 +15,10 @@ from pathlib import Path
 import pytest
 
 from speedproof.examples import get_example, materialise
+from support.git import commit_all, git
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
 ATTACK = get_example("logstat").folder / "patches" / "attack-edit-test.patch"
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def _judge(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -51,7 +42,7 @@ def test_after_a_judgement_git_status_does_not_list_the_ledger(logstat: Path) ->
     done = _judge(logstat)
     assert done.returncode == 1, done.stderr
     assert (logstat / ".speedproof" / "ledger.sqlite").is_file()
-    assert _git(logstat, "status", "--porcelain") == ""
+    assert git(logstat, "status", "--porcelain") == ""
     assert "/.speedproof/" in (logstat / ".git" / "info" / "exclude").read_text().splitlines()
     assert not (logstat / ".gitignore").exists()
 
@@ -75,10 +66,10 @@ def test_a_ledger_in_a_linked_worktree_is_excluded_in_the_shared_info_exclude(
     logstat: Path, tmp_path: Path
 ) -> None:
     linked = tmp_path / "linked"
-    _git(logstat, "worktree", "add", "-q", str(linked))
+    git(logstat, "worktree", "add", "-q", str(linked))
     assert _judge(linked).returncode == 1
     assert (linked / ".speedproof" / "ledger.sqlite").is_file()
-    assert _git(linked, "status", "--porcelain") == ""
+    assert git(linked, "status", "--porcelain") == ""
     assert "/.speedproof/" in (logstat / ".git" / "info" / "exclude").read_text().splitlines()
     assert not (linked / ".gitignore").exists()
 
@@ -86,14 +77,13 @@ def test_a_ledger_in_a_linked_worktree_is_excluded_in_the_shared_info_exclude(
 def test_a_target_in_a_subfolder_gets_its_own_ledger_path_excluded(tmp_path: Path) -> None:
     repo = tmp_path / "mono"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     materialise(get_example("logstat"), tmp_path / "staging")
     target = repo / "services" / "logstat"
     target.parent.mkdir()
     (tmp_path / "staging" / "logstat").rename(target)
     shutil.rmtree(target / ".git")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "monorepo")
+    commit_all(repo, "monorepo")
     patch = tmp_path / "attack.patch"
     text = (
         ATTACK.read_text()
@@ -111,7 +101,7 @@ def test_a_target_in_a_subfolder_gets_its_own_ledger_path_excluded(tmp_path: Pat
     )
     assert done.returncode == 1, done.stderr
     assert (target / ".speedproof" / "ledger.sqlite").is_file()
-    assert _git(repo, "status", "--porcelain") == ""
+    assert git(repo, "status", "--porcelain") == ""
     excluded = (repo / ".git" / "info" / "exclude").read_text().splitlines()
     assert "/services/logstat/.speedproof/" in excluded
 

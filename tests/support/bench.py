@@ -8,7 +8,6 @@ patches are diffs made by editing the checkout and asking git, so they apply exa
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
+from support.git import commit_all, git, git_run
 
 GO_MOD = "module example.com/words\n\ngo 1.21\n"
 # Splits twice and trims every word: allocates a slice per line and per word.
@@ -161,21 +161,12 @@ guardrails = []
 """
 
 
-def git(repo: Path, *args: str) -> str:
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    done = subprocess.run(
-        ["git", *identity, *args], cwd=repo, check=True, capture_output=True, text=True
-    )
-    return done.stdout
-
-
 def make_repo(repo: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text, encoding="utf-8")
     git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "library")
+    commit_all(repo, "library")
     return repo
 
 
@@ -198,7 +189,7 @@ def patch(repo: Path, files: dict[str, str]) -> str:
         (repo / name).write_text(text, encoding="utf-8")
     try:
         git(repo, "add", "-N", *files)
-        return git(repo, "diff")
+        return git_run(repo, "diff").stdout
     finally:
         git(repo, "reset", "-q")
         git(repo, "checkout", "-q", "--", ".")

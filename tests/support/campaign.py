@@ -11,7 +11,6 @@ third look even for a 2x win), and the instruction lane is off, so a candidate t
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from support.git import commit_all, git
 from support.model_server import ChatRequest
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
@@ -126,15 +126,6 @@ def words(count: int, seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def git(repo: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    identity = ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
-    done = subprocess.run(
-        ["git", *identity, *args], cwd=repo, capture_output=True, text=True, check=True, env=env
-    )
-    return done.stdout.strip()
-
-
 def wordfreq_repo(
     root: Path,
     *,
@@ -167,8 +158,7 @@ def committed_repo(root: Path, files: dict[str, str], message: str) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message)
+    commit_all(root, message)
     return root
 
 

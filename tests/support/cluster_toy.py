@@ -25,7 +25,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from support.campaign import committed_repo, git
+from support.campaign import committed_repo
+from support.git import git
 
 NODE_VARIABLE = "SPEEDPROOF_TEST_NODE"
 ACCEL_VARIABLE = "TOY_ACCEL"

@@ -15,8 +15,8 @@ from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import check_patch
 from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.protected import ProtectedPaths
+from support.git import commit_all, git
 from support.paths import ROOT
-from support.workspace import commit, git
 
 EXAMPLES = ROOT / "examples"
 
@@ -30,7 +30,7 @@ def example_repo(tmp_path: Path, name: str) -> tuple[Path, Path]:
     target_rel = Path("examples") / name
     shutil.copytree(EXAMPLES / name, root / target_rel, ignore=_LEFT_OUT)
     git(root, "init", "-q")
-    commit(root, "base")
+    commit_all(root, "base")
     return root, target_rel
 
 

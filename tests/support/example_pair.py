@@ -14,7 +14,8 @@ from speedproof.gates.tests import TestGateResult, gate_tests
 from speedproof.manifest_loading import load_manifest
 from speedproof.toolchains.base import TargetToolchain, TestRun
 from speedproof.toolchains.factory import toolchain_for
-from support.toolchain import Pair, caches, checkout, git, sandbox, write_files
+from support.git import git
+from support.toolchain import Pair, caches, checkout, sandbox, write_files
 
 
 def example_pair(tmp_path: Path, name: str) -> Pair:

@@ -15,7 +15,8 @@ from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import GuardResult, Violation, check_applied, check_patch
 from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.worktree import worktree
-from support.workspace import git, write_files
+from support.git import git, git_run
+from support.workspace import write_files
 
 
 def example_repo(name: str, into: Path) -> Path:
@@ -35,7 +36,7 @@ def make_patch(repo: Path, files: dict[str, str]) -> str:
     with worktree(repo, "HEAD") as tree:
         write_files(tree.path, files)
         git(tree.path, "add", "-A")
-        return git(tree.path, "diff", "--cached", "HEAD").stdout
+        return git_run(tree.path, "diff", "--cached", "HEAD").stdout
 
 
 def guard(repo: Path, patch: str) -> GuardResult:

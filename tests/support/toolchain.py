@@ -11,8 +11,6 @@ against ~0.2 s warm.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ from speedproof.program import Side
 from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.toolchains.base import TargetToolchain, Tree, default_cache_dir
 from speedproof.toolchains.factory import toolchain_for
+from support.git import commit_all, git
 
 GO_MODULE = "example.com/tiny"
 
@@ -248,19 +247,6 @@ PYTHON_FILES = {
     ".gitignore": "runs.count\n",
 }
 
-_IDENTITY = (
-    *("-c", "user.name=speedproof", "-c", "user.email=t@example.com"),
-    *("-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"),
-)
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    done = subprocess.run(
-        ["git", *_IDENTITY, *args], cwd=repo, capture_output=True, text=True, check=True, env=env
-    )
-    return done.stdout.strip()
-
 
 def write_files(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
@@ -274,9 +260,7 @@ def make_repo(root: Path, files: dict[str, str]) -> tuple[Path, str]:
     root.mkdir(parents=True)
     git(root, "init", "-q")
     write_files(root, files)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
-    return root, git(root, "rev-parse", "HEAD")
+    return root, commit_all(root, "base")
 
 
 def checkout(repo: Path, revision: str, side: Side, where: Path) -> Tree:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from speedproof.manifest_loading import load_manifest
+from support.git import git_run
 
 _HOOK = """
 
@@ -39,11 +40,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     return _computed_main(argv)
 """
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
-    return done.stdout
 
 
 def baseline_outputs(repo: Path) -> dict[tuple[tuple[str, ...], int], bytes]:
@@ -71,7 +67,7 @@ def stored_answer_patch(repo: Path) -> str:
     )
     cli.write_text(patched + hook, encoding="utf-8")
     try:
-        return _git(repo, "diff")
+        return git_run(repo, "diff").stdout
     finally:
         cli.write_text(original, encoding="utf-8")
 
@@ -130,7 +126,7 @@ def stored_answer_patch_go(repo: Path, *, tmp: Path) -> str:
     )
     main.write_text(patched + _GO_HOOK.format(entries="\n".join(entries)), encoding="utf-8")
     try:
-        return _git(repo, "diff")
+        return git_run(repo, "diff").stdout
     finally:
         main.write_text(original, encoding="utf-8")
 
@@ -187,6 +183,6 @@ def content_keyed_patch_go(repo: Path, *, tmp: Path) -> str:
     ).replace("import (\n", 'import (\n\t"crypto/sha256"\n\t"encoding/hex"\n', 1)
     main.write_text(patched + _GO_CONTENT_HOOK.format(entries="\n".join(entries)), encoding="utf-8")
     try:
-        return _git(repo, "diff")
+        return git_run(repo, "diff").stdout
     finally:
         main.write_text(original, encoding="utf-8")

@@ -21,8 +21,9 @@ only the declared workloads and their twins accepts it:
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
+
+from support.git import git, git_run
 
 _ID_SEGMENT = re.compile(r"^[0-9a-f-]*[0-9][0-9a-f-]*$")
 # logstat's linePattern: the request target is group 4.
@@ -30,11 +31,6 @@ _LINE = re.compile(
     r'^(\S+) \S+ \S+ \[([^\]]+)\] "(\S+) (\S+) [^"]*" (\d{3}) (\d+|-) "[^"]*" "[^"]*"'
     r"(?: (\d+\.\d+|-))?$"
 )
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
-    return done.stdout
 
 
 def _diff(repo: Path, edits: dict[str, str]) -> str:
@@ -46,12 +42,12 @@ def _diff(repo: Path, edits: dict[str, str]) -> str:
         for name, text in edits.items():
             (repo / name).write_text(text)
             if originals[name] is None:
-                _git(repo, "add", "-N", name)
-        return _git(repo, "diff")
+                git(repo, "add", "-N", name)
+        return git_run(repo, "diff").stdout
     finally:
         for name, text in originals.items():
             if text is None:
-                _git(repo, "rm", "-q", "--cached", name)
+                git(repo, "rm", "-q", "--cached", name)
                 (repo / name).unlink()
             else:
                 (repo / name).write_text(text)

@@ -5,11 +5,11 @@ Imported by the `test_workspace_*` modules (pytest puts `tests/` on sys.path); i
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 from speedproof.workspace.apply import GNU_PATCH
+from support.git import commit_all, git
 
 GO_FILES = {
     "go.mod": "module example.com/m\n\ngo 1.22\n",
@@ -30,19 +30,6 @@ PYTHON_FILES = {
     ".gitignore": "build/\n__pycache__/\n",
 }
 
-# A committed identity and no signing, whatever the machine's global configuration says.
-_IDENTITY = (
-    *("-c", "user.name=speedproof", "-c", "user.email=t@example.com"),
-    *("-c", "commit.gpgsign=false"),
-)
-
-
-def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return subprocess.run(
-        ["git", *_IDENTITY, *args], cwd=repo, capture_output=True, text=True, check=check, env=env
-    )
-
 
 def write_files(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
@@ -58,22 +45,12 @@ def make_repo(root: Path, files: dict[str, str], symlinks: dict[str, str] | None
     write_files(root, files)
     for name, target in (symlinks or {}).items():
         (root / name).symlink_to(target)
-    commit(root, "base")
+    commit_all(root, "base")
     return root
 
 
-def commit(repo: Path, message: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", message)
-    return head(repo)
-
-
-def head(repo: Path) -> str:
-    return git(repo, "rev-parse", "HEAD").stdout.strip()
-
-
 def registered_worktrees(repo: Path) -> list[str]:
-    out = git(repo, "worktree", "list", "--porcelain").stdout
+    out = git(repo, "worktree", "list", "--porcelain")
     return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
 
 

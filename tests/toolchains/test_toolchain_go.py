@@ -29,13 +29,13 @@ from speedproof.toolchains.go import (
     quote_meta,
 )
 from speedproof.toolchains.go_test_args import go_test_args
+from support.git import commit_all, git
 from support.toolchain import (
     GO_FILES,
     GO_MANIFEST,
     GO_MODULE,
     caches,
     checkout,
-    git,
     make_repo,
     manifest,
     pair,
@@ -153,8 +153,7 @@ def test_a_go_build_fetches_modules_only_from_the_users_download_cache(tmp_path:
         "GOCACHE": str(caches() / "go-build"),
     }
     subprocess.run([str(tool.binary), "mod", "tidy"], cwd=repo, env=env, check=True)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "go.sum")
+    commit_all(repo, "go.sum")
     tree = checkout(repo, git(repo, "rev-parse", "HEAD"), "baseline", tmp_path / "wt").checked()
     tc = toolchain(manifest(GO_MANIFEST, GO_TESTS))
     try:

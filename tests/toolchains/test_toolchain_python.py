@@ -11,11 +11,11 @@ from speedproof.errors import InfrastructureError
 from speedproof.measure.process import run_process
 from speedproof.toolchains.base import Tree
 from speedproof.toolchains.python import junit_id, parse_junit
+from support.git import git
 from support.toolchain import (
     PYTHON_FILES,
     PYTHON_MANIFEST,
     checkout,
-    git,
     make_repo,
     manifest,
     sandbox,

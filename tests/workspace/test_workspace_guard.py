@@ -17,10 +17,10 @@ from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import GuardResult, Violation, check_applied, check_patch
 from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.worktree import Worktree, worktree
+from support.git import git
 from support.workspace import (
     GO_FILES,
     PYTHON_FILES,
-    git,
     make_repo,
     run_git_apply_check,
     run_gnu_patch,
@@ -387,7 +387,7 @@ def test_an_ignored_file_written_by_a_patch_is_refused(go_tree: Worktree) -> Non
     assert check_patch(patch, GO).passed
     assert apply_patch(go_tree.path, patch).method == "git"
     assert (go_tree.path / "build" / "cache.txt").is_file()
-    assert git(go_tree.path, "status", "--porcelain").stdout == "", "plain status hides it"
+    assert git(go_tree.path, "status", "--porcelain") == "", "plain status hides it"
     result = check_applied(go_tree.path, go_tree.rev, GO)
     assert result.rules == {"ignored-file"}
     assert result.violations[0].path == "build/cache.txt"

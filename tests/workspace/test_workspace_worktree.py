@@ -16,7 +16,8 @@ from speedproof.workspace.worktree import (
     resolve_rev,
     worktree,
 )
-from support.workspace import GO_FILES, commit, git, head, make_repo, registered_worktrees
+from support.git import commit_all, git, git_run, head
+from support.workspace import GO_FILES, make_repo, registered_worktrees
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_the_worktree_is_a_detached_checkout_of_the_committed_revision(repo: Pat
     with Worktree.create(repo, "HEAD") as wt:
         assert wt.rev == head(repo)
         assert head(wt.path) == wt.rev
-        assert git(wt.path, "symbolic-ref", "-q", "HEAD", check=False).returncode != 0
+        assert git_run(wt.path, "symbolic-ref", "-q", "HEAD", check=False).returncode != 0
         assert (wt.path / "main.go").read_text() == GO_FILES["main.go"]
         assert wt.path.name == "tree" and wt.holder.name.startswith("speedproof-")
 
@@ -65,13 +66,13 @@ def test_a_dirty_working_tree_in_the_repository_does_not_reach_the_worktree(repo
     with worktree(repo, "HEAD") as wt:
         assert (wt.path / "main.go").read_text() == GO_FILES["main.go"]
         assert not (wt.path / "untracked.go").exists()
-        assert git(wt.path, "status", "--porcelain", "--ignored").stdout == ""
+        assert git(wt.path, "status", "--porcelain", "--ignored") == ""
 
 
 def test_an_older_revision_can_be_checked_out(repo: Path) -> None:
     first = head(repo)
     (repo / "main.go").write_text("package main\n\nfunc main() {}\n")
-    commit(repo, "second")
+    commit_all(repo, "second")
     with worktree(repo, first) as wt:
         assert (wt.path / "main.go").read_text() == GO_FILES["main.go"]
 
