@@ -26,8 +26,8 @@ from speedproof import extras
 from speedproof.cli import EXIT_FOR_VERDICT
 from speedproof.cli_errors import EXIT_ERROR
 from speedproof.extras import EXTRA_OF, MissingExtra, require
-from support.git import commit_all, git
 from support.paths import ROOT
+from support.toy_target import toy_manifest, toy_target, workload_table
 
 SOURCE = ROOT / "src" / "speedproof"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -97,27 +97,13 @@ def widest(text):
 with open(sys.argv[1], encoding="utf-8") as handle:
     print(widest(handle.read()))
 """
-MANIFEST = """\
-[target]
-name = "widest"
-language = "python"
-script = "tool.py"
-
-[tests]
-runner = "command"
-args = ["python3", "-c", "pass"]
-
-[[workloads]]
-id = "lines"
-args = ["data/lines.txt"]
-files = ["data/lines.txt"]
-
-[instructions]
-enabled = false
-
-[policy]
-pairs = 4
-"""
+MANIFEST = toy_manifest(
+    workload_table("lines", "data/lines.txt", files=["data/lines.txt"]),
+    name="widest",
+    language="python",
+    instructions=False,
+    policy="pairs = 4",
+)
 COMMENT = """\
 diff --git a/tool.py b/tool.py
 --- a/tool.py
@@ -146,15 +132,9 @@ def _without_extras(*argv: str, cwd: Path | None = None) -> subprocess.Completed
 @pytest.fixture(scope="module")
 def widest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Python tool whose one function is hot enough for discovery to name it."""
-    repo = tmp_path_factory.mktemp("extras") / "widest"
-    (repo / "data").mkdir(parents=True)
-    (repo / "tool.py").write_text(TOOL)
-    (repo / "speedproof.toml").write_text(MANIFEST)
     lines = (" " * (i % 6) + "x" * (1 + i * 37 % 80) for i in range(200_000))
-    (repo / "data" / "lines.txt").write_text("".join(f"{line}\n" for line in lines))
-    git(repo, "init", "-q", "-b", "main")
-    commit_all(repo, "widest")
-    return repo
+    files = {"tool.py": TOOL, "data/lines.txt": "".join(f"{line}\n" for line in lines)}
+    return toy_target(tmp_path_factory.mktemp("extras") / "widest", MANIFEST, files)
 
 
 @dataclass(frozen=True)

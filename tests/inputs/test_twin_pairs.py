@@ -18,7 +18,7 @@ from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.measure.sequential_rule import TWIN_STEP_PAIRS
 from speedproof.sandbox import make_sandbox
-from support.campaign import committed_repo
+from support.toy_target import toy_manifest, toy_target, workload_table
 
 TOOL = """\
 import sys
@@ -39,30 +39,18 @@ diff --git a/tool.py b/tool.py
  with open(sys.argv[1], encoding="utf-8") as handle:
      print(len(handle.read().splitlines()))
 """.replace("{BLANK}", " ")
-MANIFEST = """\
-[target]
-name = "busy"
-language = "python"
-script = "tool.py"
-
-[tests]
-runner = "command"
-args = ["python3", "-c", "pass"]
-
-[[workloads]]
-id = "lines"
-args = ["data/lines.txt"]
-files = ["data/lines.txt"]
-
-[policy]
-pairs = 12
-"""
+MANIFEST = toy_manifest(
+    workload_table("lines", "data/lines.txt", files=["data/lines.txt"]),
+    name="busy",
+    language="python",
+    policy="pairs = 12",
+)
 
 
 @pytest.fixture
 def busy(tmp_path: Path) -> Path:
-    files = {"tool.py": TOOL, "speedproof.toml": MANIFEST, "data/lines.txt": "one\ntwo\n" * 100}
-    return committed_repo(tmp_path / "busy", files, "busy")
+    files = {"tool.py": TOOL, "data/lines.txt": "one\ntwo\n" * 100}
+    return toy_target(tmp_path / "busy", MANIFEST, files)
 
 
 def test_a_large_honest_win_settles_its_twin_in_one_step_of_pairs(

@@ -27,7 +27,8 @@ from speedproof.program import Program
 from speedproof.sandbox import make_sandbox
 from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
-from support.git import commit_all, git
+from support.git import git
+from support.toy_target import toy_manifest, toy_target, workload_table
 
 TOOL = """\
 import sys
@@ -51,34 +52,18 @@ out = pathlib.Path(given.out)
 (out / "input.txt").write_text("".join(f"{rng.random()}\\n" for _ in range(2000)))
 (out / "seed.txt").write_text(str(given.seed))
 """
-MANIFEST = """\
-[target]
-name = "tiny"
-language = "python"
-script = "tool.py"
-
-[tests]
-runner = "command"
-args = ["python3", "-c", "pass"]
-
-[[workloads]]
-id = "visible"
-args = ["data/visible.txt"]
-files = ["data/visible.txt"]
-
-[[workloads]]
-id = "fresh"
-args = ["{out}/input.txt"]
-generate = ["python3", "gen.py", "--seed", "{seed}", "--out", "{out}"]
-
-[[workloads]]
-id = "hidden"
-tier = "holdout"
-args = ["{holdout}/hidden.txt"]
-
-[policy]
-pairs = 4
-"""
+MANIFEST = toy_manifest(
+    workload_table("visible", "data/visible.txt", files=["data/visible.txt"]),
+    workload_table(
+        "fresh",
+        "{out}/input.txt",
+        generate=["python3", "gen.py", "--seed", "{seed}", "--out", "{out}"],
+    ),
+    workload_table("hidden", "{holdout}/hidden.txt", tier="holdout"),
+    name="tiny",
+    language="python",
+    policy="pairs = 4",
+)
 NOOP = """\
 diff --git a/tool.py b/tool.py
 --- a/tool.py
@@ -94,14 +79,8 @@ diff --git a/tool.py b/tool.py
 @pytest.fixture
 def tiny(tmp_path: Path) -> Path:
     repo = tmp_path / "tiny"
-    (repo / "data").mkdir(parents=True)
-    (repo / "tool.py").write_text(TOOL)
-    (repo / "gen.py").write_text(GENERATOR)
-    (repo / "speedproof.toml").write_text(MANIFEST)
-    (repo / "data" / "visible.txt").write_text("one\ntwo\nthree\n" * 500)
-    git(repo, "init", "-q", "-b", "main")
-    commit_all(repo, "tiny")
-    return repo
+    files = {"tool.py": TOOL, "gen.py": GENERATOR, "data/visible.txt": "one\ntwo\nthree\n" * 500}
+    return toy_target(repo, MANIFEST, files)
 
 
 @pytest.fixture

@@ -22,7 +22,8 @@ from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
-from support.git import commit_all, git, git_run
+from support.git import git_run
+from support.toy_target import toy_manifest, toy_target
 
 CAMPAIGN = "20250101-000000-abcdef"
 TOOL = """\
@@ -39,34 +40,14 @@ def runs_so_far() -> int:
 
 print("drifted" if runs_so_far() > {good} else "steady")
 """
-MANIFEST = """\
-[target]
-name = "drifting"
-language = "python"
-script = "tool.py"
-
-[tests]
-runner = "command"
-args = ["python3", "-c", "pass"]
-
-[[workloads]]
-id = "w"
-
-[policy]
-pairs = 4
-"""
+MANIFEST = toy_manifest(name="drifting", language="python", policy="pairs = 4")
 
 
 def _drifting(tmp_path: Path, good: int) -> tuple[Path, str]:
     """A repository whose baseline prints another line after `good` runs, and a patch that
     makes the candidate print the steady line on every run without counting."""
-    repo = tmp_path / "drifting"
-    repo.mkdir()
     tool = TOOL.format(runs=str(tmp_path / "baseline-runs"), good=good)
-    (repo / "tool.py").write_text(tool)
-    (repo / "speedproof.toml").write_text(MANIFEST)
-    git(repo, "init", "-q", "-b", "main")
-    commit_all(repo, "drifting")
+    repo = toy_target(tmp_path / "drifting", MANIFEST, {"tool.py": tool})
     (repo / "tool.py").write_text(tool.replace(tool[tool.index("print(") :], 'print("steady")\n'))
     patch = git_run(repo, "diff").stdout
     (repo / "tool.py").write_text(tool)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from speedproof.examples import get_example, materialise
+from support.toy_target import toy_manifest, toy_target
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
 
@@ -183,25 +184,9 @@ lines = [f"word {n}" for n in range(12)]
 random.SystemRandom().shuffle(lines)
 print("\\n".join(lines))
 """
-SHUFFLED_MANIFEST = """\
-[target]
-name = "shuffled"
-language = "python"
-script = "tool.py"
-
-[tests]
-runner = "command"
-args = ["python3", "-c", "pass"]
-
-[[workloads]]
-id = "w"
-
-[instructions]
-enabled = false
-
-[policy]
-pairs = 4
-"""
+SHUFFLED_MANIFEST = toy_manifest(
+    name="shuffled", language="python", instructions=False, policy="pairs = 4"
+)
 SHUFFLED_NOOP = """\
 diff --git a/tool.py b/tool.py
 --- a/tool.py
@@ -215,13 +200,7 @@ diff --git a/tool.py b/tool.py
 
 
 def test_a_workload_compared_as_sorted_lines_says_so_in_the_json_notes(tmp_path: Path) -> None:
-    repo = tmp_path / "shuffled"
-    repo.mkdir()
-    (repo / "tool.py").write_text(SHUFFLED_TOOL)
-    (repo / "speedproof.toml").write_text(SHUFFLED_MANIFEST)
-    identity = ["-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "shuffled"]):
-        subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
+    repo = toy_target(tmp_path / "shuffled", SHUFFLED_MANIFEST, {"tool.py": SHUFFLED_TOOL})
     patch = tmp_path / "noop.patch"
     patch.write_text(SHUFFLED_NOOP)
     done = _run("judge", str(patch), "-m", str(repo), "--json", "--ledger", str(tmp_path / "l"))

@@ -12,7 +12,7 @@ from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
-from support.git import commit_all, git
+from support.toy_target import toy_manifest, toy_target, workload_table
 
 TOOL = """\
 import sys
@@ -30,24 +30,12 @@ def shout(path):
 
 print(count(sys.argv[1]))
 """
-MANIFEST = """\
-[target]
-name = "tiny"
-language = "python"
-script = "tool.py"
-
-[tests]
-runner = "command"
-args = ["python3", "-c", "pass"]
-
-[[workloads]]
-id = "visible"
-args = ["data.txt"]
-files = ["data.txt"]
-
-[policy]
-pairs = 4
-"""
+MANIFEST = toy_manifest(
+    workload_table("visible", "data.txt", files=["data.txt"]),
+    name="tiny",
+    language="python",
+    policy="pairs = 4",
+)
 # Written two lines too high, with no function context: git moves it down and says so; the
 # line it adds does not compile, so the candidate ends at its build.
 BROKEN_WITH_AN_OFFSET = (
@@ -67,13 +55,7 @@ diff --git a/tool.py b/tool.py
 
 
 def _judge(tmp_path: Path, patch: str) -> tuple[str, list[str], dict[str, dict[str, object]]]:
-    repo = tmp_path / "tiny"
-    repo.mkdir()
-    (repo / "tool.py").write_text(TOOL)
-    (repo / "data.txt").write_text("a\nb\n")
-    (repo / "speedproof.toml").write_text(MANIFEST)
-    git(repo, "init", "-q", "-b", "main")
-    commit_all(repo, "tiny")
+    repo = toy_target(tmp_path / "tiny", MANIFEST, {"tool.py": TOOL, "data.txt": "a\nb\n"})
     with Ledger.in_folder(tmp_path / "ledger") as ledger:
         judge = Judge(
             load_manifest(repo),

@@ -39,6 +39,7 @@ from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pa
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
+from support.toy_target import toy_manifest, workload_table
 
 PRESSURE = Path("/proc/pressure/cpu")
 needs_pressure = pytest.mark.skipif(
@@ -51,27 +52,9 @@ full avg10=0.00 avg60=0.00 avg300=0.00 total=0
 """
 # About 0.1 s of pure-Python work: long against start-up, short enough for a quick test.
 LOOP = "i = 0\nwhile i < 2_000_000:\n    i += 1\n"
-MANIFEST = """
-[target]
-name = "toy"
-language = "command"
-program = "python3"
-
-[tests]
-runner = "command"
-args = ["true"]
-
-[[workloads]]
-id = "w"
-args = ["prog.py"]
-
-[instructions]
-enabled = false
-
-[policy]
-pairs = 4
-guardrails = []
-"""
+MANIFEST = toy_manifest(
+    workload_table("w", "prog.py"), instructions=False, policy="pairs = 4\nguardrails = []"
+)
 
 
 def _snapshot(load: float, stall_us: int | None, at_s: float) -> LoadSnapshot:

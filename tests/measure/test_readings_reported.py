@@ -20,30 +20,10 @@ from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.runner import LoadWindow, PairSeries, Sample
 from speedproof.measure.schedule import schedule_for
 from speedproof.program import Side
+from support.toy_target import toy_manifest, workload_table
 
-MANIFEST = """
-[target]
-name = "toy"
-language = "command"
-program = "python3"
-
-[tests]
-runner = "command"
-args = ["true"]
-
-[[workloads]]
-id = "a"
-tier = "representative"
-args = ["prog.py"]
-
-[[workloads]]
-id = "b"
-tier = "representative"
-args = ["prog.py", "b"]
-
-[instructions]
-enabled = false
-
+# What the program reports, and the figure it must keep.
+REPORTED_TABLES = """\
 [behaviour]
 compare_stdout = false
 
@@ -57,11 +37,14 @@ repeats = 10
 name = "success"
 direction = "higher"
 tolerance_pct = 1.0
-
-[policy]
-guardrails = []
-alpha = {alpha}
 """
+MANIFEST = toy_manifest(
+    workload_table("a", "prog.py", tier="representative"),
+    workload_table("b", "prog.py", "b", tier="representative"),
+    instructions=False,
+    extra=REPORTED_TABLES,
+    policy="guardrails = []\nalpha = {alpha}",
+)
 N = 10
 
 

@@ -23,29 +23,13 @@ from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_f
 from speedproof.policy import decide
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
+from support.toy_target import toy_manifest, workload_table
 
-MANIFEST = """
-[target]
-name = "toy"
-language = "command"
-program = "python3"
-
-[tests]
-runner = "command"
-args = ["true"]
-
-[[workloads]]
-id = "w"
-args = ["prog.py"]
-
-[instructions]
-enabled = false
-
-[policy]
-round_pairs = 8
-max_pairs = 16
-guardrails = []
-"""
+MANIFEST = toy_manifest(
+    workload_table("w", "prog.py"),
+    instructions=False,
+    policy="round_pairs = 8\nmax_pairs = 16\nguardrails = []",
+)
 
 
 @pytest.fixture(scope="module")

@@ -17,24 +17,9 @@ from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.stats import Schedule
 from speedproof.verify.verification import verify_options
+from support.toy_target import toy_manifest, workload_table
 
-MANIFEST = """
-[target]
-name = "toy"
-language = "command"
-program = "python3"
-
-[tests]
-runner = "command"
-args = ["true"]
-
-[[workloads]]
-id = "parse"
-args = ["prog.py"]
-
-[instructions]
-enabled = false
-"""
+MANIFEST = toy_manifest(workload_table("parse", "prog.py"), instructions=False)
 
 
 def manifest() -> Manifest:

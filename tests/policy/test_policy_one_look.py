@@ -19,6 +19,7 @@ from speedproof.measure.schedule import schedule_for
 from speedproof.measure.sequential_rule import RuleState, SequentialRule
 from speedproof.policy import decide, keep_measuring
 from speedproof.program import Side
+from support.toy_target import toy_manifest, workload_table
 
 RULES = PolicyRules()  # wall; floor 3 %; limit 2 %; guardrails cpu, memory; support required.
 
@@ -102,27 +103,11 @@ def test_a_small_worsening_still_blocks_a_one_look_accept() -> None:
 
 # ----- verify's schedule, through the evidence the judge builds ------------------------------
 
-MANIFEST = """
-[target]
-name = "toy"
-language = "command"
-program = "python3"
-
-[tests]
-runner = "command"
-args = ["true"]
-
-[[workloads]]
-id = "w"
-tier = "representative"
-args = ["prog.py"]
-
-[instructions]
-enabled = false
-
-[policy]
-guardrails = ["cpu", "memory"]
-"""
+MANIFEST = toy_manifest(
+    workload_table("w", "prog.py", tier="representative"),
+    instructions=False,
+    policy='guardrails = ["cpu", "memory"]',
+)
 
 
 def _series(pairs: int, win: float, seed: int) -> PairSeries:

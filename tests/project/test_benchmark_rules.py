@@ -36,28 +36,13 @@ from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.replay import RecordedWorkload
 from speedproof.stats import Schedule
 from speedproof.stats.power import acceptance_probability
+from support.toy_target import toy_manifest, workload_table
 
-MANIFEST = """
-[target]
-name = "toy"
-language = "command"
-program = "python3"
-
-[tests]
-runner = "command"
-args = ["true"]
-
-[[workloads]]
-id = "w"
-tier = "representative"
-args = ["prog.py"]
-
-[instructions]
-enabled = false
-
-[policy]
-guardrails = ["cpu", "memory"]
-"""
+MANIFEST = toy_manifest(
+    workload_table("w", "prog.py", tier="representative"),
+    instructions=False,
+    policy='guardrails = ["cpu", "memory"]',
+)
 SCHEDULE = Schedule(round_pairs=10, max_pairs=50)
 
 
