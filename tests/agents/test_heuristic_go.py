@@ -17,6 +17,7 @@ from speedproof.agents.heuristic import rules
 from speedproof.agents.heuristic.subject import Proposal, Subject
 from speedproof.toolchains.go import find_go
 from speedproof.workspace.apply import apply_patch
+from support.git import commit_all, git
 
 GO_MOD = "module prog\n\ngo 1.22\n"
 
@@ -68,13 +69,8 @@ def rewritten(tmp_path: Path, text: str, found: Proposal) -> str:
     repo.mkdir(parents=True)
     (repo / "go.mod").write_text(GO_MOD)
     (repo / "main.go").write_text(text)
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
-        subprocess.run(
-            ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *args],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-        )
+    git(repo, "init", "-q")
+    commit_all(repo, "base")
     result = answer_to_patch(found.answer, worktree=repo, target_rel=Path("."), language="go")
     apply_patch(repo, result.patch)
     new = (repo / "main.go").read_text()

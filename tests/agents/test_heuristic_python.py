@@ -16,6 +16,7 @@ from speedproof.agents.edits import answer_to_patch
 from speedproof.agents.heuristic import rules
 from speedproof.agents.heuristic.subject import Proposal, Subject
 from speedproof.workspace.apply import apply_patch
+from support.git import commit_all, git
 
 
 def subject_of(text: str, name: str, path: str = "prog.py", *, whole_file: bool = True) -> Subject:
@@ -75,13 +76,8 @@ def rewritten(tmp_path: Path, text: str, found: Proposal) -> str:
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "prog.py").write_text(text)
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
-        subprocess.run(
-            ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *args],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-        )
+    git(repo, "init", "-q")
+    commit_all(repo, "base")
     result = answer_to_patch(found.answer, worktree=repo, target_rel=Path("."), language="python")
     apply_patch(repo, result.patch)
     new = (repo / "prog.py").read_text()

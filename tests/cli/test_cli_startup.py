@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from speedproof import cli
 from speedproof.examples import get_example, materialise
+from support.git import commit_all, git
 
 # Imported only by the commands that need them: statistics, reports, model clients, training,
 # function mode and the corpus, the judge's measuring path.
@@ -118,13 +119,7 @@ def textstat_without_interpreter(tmp_path_factory: pytest.TempPathFactory) -> Pa
     manifest.write_text(
         text.replace('language = "python"\n', 'language = "python"\ninterpreter = "/nowhere/py"\n')
     )
-    for argv in (["add", "-A"], ["commit", "-q", "-m", "no interpreter"]):
-        subprocess.run(
-            ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *argv],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-        )
+    commit_all(repo, "no interpreter")
     return repo
 
 
@@ -156,11 +151,5 @@ def test_a_guard_reject_builds_nothing_and_looks_for_no_toolchain(
     assert gates == ["guard"]
     assert commands == 0
     assert "toolchain" not in facts
-    worktrees = subprocess.run(
-        ["git", "worktree", "list", "--porcelain"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    worktrees = git(repo, "worktree", "list", "--porcelain")
     assert worktrees.count("worktree ") == 1

@@ -33,7 +33,7 @@ from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 from speedproof.sandbox import make_sandbox
 from support.cluster_toy import patch_of, toy_repo
-from support.git import commit_all, git
+from support.git import commit_all, git, git_run
 
 # A change to a protected test file: the guard refuses it before anything is built.
 REFUSED = ("        assert count(10) == 10\n", "        assert count(10) >= 0\n")
@@ -168,7 +168,7 @@ def test_a_bundle_carries_one_revision_and_its_history_and_leaves_the_repository
     assert (copy / "toy" / "core.py").read_bytes() == (repo / "toy" / "core.py").read_bytes()
     assert not (copy / "later.txt").exists()
     later = git(repo, "rev-parse", "HEAD")
-    missing = subprocess.run(["git", "cat-file", "-e", later], cwd=copy, capture_output=True)
+    missing = git_run(copy, "cat-file", "-e", later, check=False)
     assert missing.returncode != 0  # the later commit did not travel
     assert git(repo, "for-each-ref") == refs  # no ref was made to bundle it
 

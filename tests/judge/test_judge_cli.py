@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from speedproof.examples import get_example, materialise
+from support.git import git
 from support.toy_target import toy_manifest, toy_target
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
@@ -35,13 +36,7 @@ def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 
 def _worktrees(repo: Path) -> list[str]:
-    out = subprocess.run(
-        ["git", "worktree", "list", "--porcelain"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = git(repo, "worktree", "list", "--porcelain")
     return [line for line in out.splitlines() if line.startswith("worktree ")]
 
 

@@ -16,8 +16,9 @@ work it did:
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+
+from support.git import git_run
 
 _HEADER = '''"""Entry point for `python -m textstat`."""
 
@@ -111,9 +112,7 @@ def _main_patch(repo: Path, source: str) -> str:
     original = entry.read_text(encoding="utf-8")
     entry.write_text(source, encoding="utf-8")
     try:
-        return subprocess.run(
-            ["git", "diff"], cwd=repo, capture_output=True, text=True, check=True
-        ).stdout
+        return git_run(repo, "diff").stdout
     finally:
         entry.write_text(original, encoding="utf-8")
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -8,6 +7,7 @@ import pytest
 from speedproof.errors import ManifestError
 from speedproof.manifest_loading import load_manifest
 from speedproof.workspace.protected import ProtectedPaths
+from support.git import git
 
 GO = ProtectedPaths.build("go")
 PYTHON = ProtectedPaths.build("python")
@@ -215,7 +215,7 @@ def test_a_manifest_in_a_subfolder_protects_repository_relative_paths(tmp_path: 
 
 
 def test_the_repository_root_is_found_with_git_when_not_given(tmp_path: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    git(tmp_path, "init", "-q")
     (tmp_path / "svc").mkdir()
     (tmp_path / "svc" / "speedproof.toml").write_text(MANIFEST)
     protected = ProtectedPaths.for_manifest(load_manifest(tmp_path / "svc"))
