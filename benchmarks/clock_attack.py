@@ -2,8 +2,8 @@
 
 The run calls `clock_settime(CLOCK_REALTIME, 0)` (refused in bubblewrap: EPERM) and sleeps
 `SLEEP_S`; `run_process` times it from outside, so every wall it records must be at least the
-sleep. tests/test_attacks_runtime.py asserts the refusal; this prints the figures, which are a
-timing and so no test's business. Prints what each run said and the walls; no assertions.
+sleep. tests/attacks/test_attacks_runtime.py asserts the refusal; this prints the figures, which
+are a timing and so no test's business. Prints what each run said and the walls; no assertions.
 
     .venv/bin/python benchmarks/clock_attack.py [--runs 10]
 """

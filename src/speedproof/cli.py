@@ -72,7 +72,8 @@ def _fn(app: typer.Typer) -> None:
 
 @dataclass(frozen=True)
 class _Lazy:
-    # The line `speedproof --help` lists; tests/test_cli_startup.py holds it to the command's own.
+    # The line `speedproof --help` lists; tests/cli/test_cli_startup.py holds it to the
+    # command's own.
     help: str
     register: Callable[[typer.Typer], None]
 

@@ -11,7 +11,7 @@ through `require`, so a missing one costs nothing until that feature is asked fo
 - `report`: plotly: the HTML report's plots.
 - `fn`: pyseccomp: function mode's seccomp sandbox.
 
-`EXTRA_OF` is the one table of which extra brings which module; tests/test_extras.py holds
+`EXTRA_OF` is the one table of which extra brings which module; tests/cli/test_extras.py holds
 pyproject.toml's `[project.optional-dependencies]` to it.
 """
 

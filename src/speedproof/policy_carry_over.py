@@ -1,7 +1,7 @@
 """The carry-over rule: an accepted win must reappear on every reading with unseen input.
 
-Pure like `policy.py` (the same import allow-list, tests/test_policy.py). The win an accept rests
-on is held against every primary-metric reading of the holdout tier: holdouts (generated ones
+Pure like `policy.py` (the same import allow-list, tests/policy/test_policy.py). The win an accept
+rests on is held against every primary-metric reading of the holdout tier: holdouts (generated ones
 included) and the twin of that workload; any other twin is held against its own original's win
 when that original improved by at least the floor. Each must show `carry_over_fraction` of the
 win it is held against (docs/adr/0030, 0059).

@@ -1,7 +1,7 @@
 """The readings the policy's steps share: which readings carry a figure, and their interval ends.
 
 Pure like `policy.py`: it imports only `speedproof.evidence` and the standard library's pure
-parts (tests/test_policy.py enforces the allow-list for every policy module).
+parts (tests/policy/test_policy.py enforces the allow-list for every policy module).
 """
 
 from __future__ import annotations

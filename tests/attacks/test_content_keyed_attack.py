@@ -1,7 +1,7 @@
 """Answers keyed by the input's content: a twin of the same bytes is answered too.
 
-The Go stored-answer attack of tests/test_unseen_inputs_attack.py, keyed by the SHA-256 of the
-input file instead of its argv and size. A twin that copies the bytes under a fresh name is
+The Go stored-answer attack of tests/attacks/test_unseen_inputs_attack.py, keyed by the SHA-256 of
+the input file instead of its argv and size. A twin that copies the bytes under a fresh name is
 then answered from the table and shows the same win; before docs/adr/0059 the carry-over rule
 read only that twin and the cheat was accepted. A copy-twin is seen input now: the holdout
 `docs-holdout`, whose content no table holds, shows none of the win, and a win held against a

@@ -204,7 +204,7 @@ def test_a_go_plugin_load_is_refused(logstat: Path) -> None:
 
 
 # The bundled cheats the guard itself stops, by what their code does; the other cheats pass it
-# and are stopped later (tests/test_judge_examples.py says by what).
+# and are stopped later (tests/judge/test_judge_examples.py says by what).
 GUARDED_CHEATS = {
     "cheat-parser-only-right-under-test",
     "cheat-test-binary-skips-a-test",

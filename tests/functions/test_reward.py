@@ -33,7 +33,7 @@ from support.cluster import (
 )
 
 # About 25 s, most of it one module fixture that measures real rewards; the reward API is also
-# compared local against Ray in make test (tests/test_cluster_ray.py).
+# compared local against Ray in make test (tests/cluster/test_cluster_ray.py).
 pytestmark = pytest.mark.slow
 
 

@@ -47,11 +47,11 @@ SLOW_CASES = {
     "textstat/speedup-lines-containing-one-pass",
     # 40-100 s (an accept measures every workload, the twin and both instruction counts);
     # logstat's regexp speedup runs in `make test`, and a Python accept is judged there too
-    # (tests/test_twin_pairs.py, tests/test_unittest_judged.py) in a few seconds.
+    # (tests/inputs/test_twin_pairs.py, tests/judge/test_unittest_judged.py) in a few seconds.
     "logstat/speedup-slow-report-builder",
     "textstat/speedup-stopword-set",
-    # 12-15 s each; a slowdown is rejected fast in tests/test_schedule.py and
-    # tests/test_bench_python_judged.py, and logstat's utc-hours behaviour patch stays here.
+    # 12-15 s each; a slowdown is rejected fast in tests/measure/test_schedule.py and
+    # tests/bench/test_bench_python_judged.py, and logstat's utc-hours behaviour patch stays here.
     "logstat/slowdown-regexp-query-strip",
     "textstat/behaviour-longest-line-max",
     "logstat/behaviour-slow-tiebreak",

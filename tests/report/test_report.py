@@ -259,7 +259,7 @@ def build_campaign_ledger(folder: Path) -> Built:
             "guard",
             False,
             0.01,
-            {"reasons": ["protected-path: tests/test_report.py is protected"]},
+            {"reasons": ["protected-path: tests/report/test_report.py is protected"]},
         )
         ledger.finish(
             guarded,

@@ -6,8 +6,8 @@ Each builder turns a case into one wrong candidate (or None where the kind does 
 reference cut to its first 30 items (~3.0 on distinct cardinality), queries normalised with the
 case's modulus (frequency index, 58 of 60 seeds), and answers memorised from one draw of the
 benchmark inputs (6.85); and a 4,001-entry table written into the source (+4.36 on a small case
-while compiling was free). `tests/test_fn_traps.py` runs them through the real verifier and
-`benchmarks/fn_adequacy.py` counts how many pass (it must be none).
+while compiling was free). `tests/functions/test_fn_traps.py` runs them through the real verifier
+and `benchmarks/fn_adequacy.py` counts how many pass (it must be none).
 """
 
 from __future__ import annotations

@@ -156,8 +156,8 @@ def welch_compare(
     at 4 a side, the reported lane's smallest `repeats`. Why not Mann-Whitney alone: the change
     the verdict states is a difference of means, which Welch's t tests (its sign follows the
     delta, its interval is the one shown), while ranks can say faster of a sample whose mean
-    is 31 % worse (tests/test_benchmark_rules.py, one run in 25 ten times slower); and with 4
-    a side its smallest two-sided p is 2/70 = 0.029, which Holm across two workloads lifts to
+    is 31 % worse (tests/project/test_benchmark_rules.py, one run in 25 ten times slower); and
+    with 4 a side its smallest two-sided p is 2/70 = 0.029, which Holm across two workloads lifts to
     0.057, so at alpha 0.05 it could never be significant at all.
     """
     if not 0.0 < alpha < 1.0:
