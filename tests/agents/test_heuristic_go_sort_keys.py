@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_heuristic_go import proposal, subject_of
 
 from support.heuristic import declined, go_same_output
+from support.heuristic_go import proposal, subject_of
 
 RULE = "go-sort-keys"
 

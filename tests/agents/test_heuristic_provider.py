@@ -7,7 +7,6 @@ are measured by the real judge (see the module docstring of the provider)."""
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -34,32 +33,8 @@ from speedproof.agents.roles import messages_for, read_answer
 from speedproof.examples import get_example, materialise
 from speedproof.toolchains.go import find_go
 from speedproof.workspace.apply import apply_patch
-from support.paths import ROOT
-
-EXAMPLES = ROOT / "examples"
-
-
-def python_view(path: str, qualified: str, self_pct: float = 10.0) -> dict[str, Any]:
-    """A HotFunctionView of a textstat function, read from the example's file."""
-    text = (EXAMPLES / "textstat" / path).read_text()
-    body: list[ast.stmt] = ast.parse(text).body
-    node: ast.stmt | None = None
-    for part in qualified.split(".")[2:]:
-        node = next(
-            n for n in body if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name == part
-        )
-        body = node.body
-    assert isinstance(node, ast.FunctionDef) and node.end_lineno is not None
-    lines = text.splitlines(keepends=True)
-    return {
-        "name": qualified,
-        "file": path,
-        "start_line": node.lineno,
-        "end_line": node.end_lineno,
-        "self_pct": self_pct,
-        "cum_pct": self_pct + 5,
-        "source": "".join(lines[node.lineno - 1 : node.end_lineno]),
-    }
+from support.example_views import python_view
+from support.paths import EXAMPLES
 
 
 def go_view(path: str, name: str, self_pct: float = 10.0) -> dict[str, Any]:

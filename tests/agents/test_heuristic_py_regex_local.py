@@ -9,9 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_heuristic_python import proposal, subject_of
 
 from support.heuristic import declined, python_same_output
+from support.heuristic_python import proposal, subject_of
 
 RULE = "py-hoist-regex"
 

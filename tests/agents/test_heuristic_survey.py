@@ -3,11 +3,11 @@ that writes a rewrite saying what it would do, the others why they do not."""
 
 from __future__ import annotations
 
-from test_heuristic_provider import EXAMPLES, python_view
-
 from speedproof.agents.heuristic import rules
 from speedproof.agents.heuristic.subject import Subject
 from speedproof.agents.heuristic.survey import ALL_RULES, survey
+from support.example_views import python_view
+from support.paths import EXAMPLES
 
 
 def test_every_rule_answers_for_a_hot_function_and_the_one_that_rewrites_says_how() -> None:

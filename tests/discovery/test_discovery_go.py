@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_discovery_python import profiled, run_discovery
 
 from speedproof.discovery import DiscoveryError, Profile
 from speedproof.discovery.go_source import (
@@ -26,6 +25,7 @@ from speedproof.discovery.pprof_raw import Frame, parse_raw
 from speedproof.discovery.python_source import split_lines
 from speedproof.examples import get_example, materialise
 from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
+from support.discovery import profiled, run_discovery
 from support.git import git
 from support.toolchain import make_repo
 

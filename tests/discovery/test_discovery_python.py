@@ -8,37 +8,18 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from speedproof.discovery import Budget, DiscoveryError, Profile, discover
+from speedproof.discovery import Budget, DiscoveryError, Profile
 from speedproof.discovery.python_source import split_lines
 from speedproof.examples import get_example, materialise
 from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
-from speedproof.sandbox import Sandbox, SandboxSpec
-from speedproof.toolchains.base import Tree
-from speedproof.toolchains.factory import toolchain_for
+from support.discovery import profiled, run_discovery
 from support.git import git
-from support.toolchain import caches, make_repo, sandbox
-
-
-@dataclass
-class RecordingSandbox:
-    """The real sandbox, remembering every command it was asked to start."""
-
-    inner: Sandbox
-    commands: list[tuple[str, ...]] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    def wrap(self, argv: Sequence[str], *, cwd: Path, spec: SandboxSpec) -> list[str]:
-        self.commands.append(tuple(argv))
-        return self.inner.wrap(argv, cwd=cwd, spec=spec)
+from support.toolchain import make_repo
 
 
 @dataclass(frozen=True)
@@ -46,21 +27,6 @@ class Discovered:
     repo: Path
     profile: Profile
     commands: list[tuple[str, ...]]
-
-
-def run_discovery(
-    loaded: LoadedManifest, repo: Path, out: Path, **options: object
-) -> tuple[Profile, list[tuple[str, ...]]]:
-    recording = RecordingSandbox(sandbox())
-    toolchain = toolchain_for(loaded.manifest, recording, caches=caches())
-    tree = Tree("baseline", repo, repo, out)
-    profile = discover(loaded, tree, sandbox=recording, toolchain=toolchain, **options)  # type: ignore[arg-type]
-    return profile, recording.commands
-
-
-def profiled(commands: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
-    """The profiled runs among the recorded commands (the cProfile runner is given with -c)."""
-    return [c for c in commands if len(c) > 2 and c[1] == "-c" and "cProfile" in c[2]]
 
 
 @pytest.fixture(scope="module")

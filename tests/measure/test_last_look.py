@@ -15,13 +15,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_sequential_rule import manifest
 
 from speedproof.evidence import Evidence
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.stats import Schedule
+from support.sequential import manifest
 
 BUDGET = Schedule(round_pairs=10, max_pairs=200, budget_s=20.0)
 

@@ -6,31 +6,14 @@ pairs come from `RecordedPairs`, so each test knows exactly what the machine "me
 
 from __future__ import annotations
 
-import numpy as np
-
 from speedproof.evidence import Evidence
-from speedproof.manifest import Manifest
-from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.schedule import schedule_for
 from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.stats import Schedule
 from speedproof.verify.verification import verify_options
-from support.toy_target import toy_manifest, workload_table
-
-MANIFEST = toy_manifest(workload_table("parse", "prog.py"), instructions=False)
-
-
-def manifest() -> Manifest:
-    return parse_manifest(MANIFEST, "speedproof.toml")
-
-
-def stream(n: int, cv: float, ratio: float, seed: int) -> RecordedWorkload:
-    rng = np.random.default_rng(seed)
-    base = 0.1 * np.exp(rng.normal(0.0, cv, n))
-    cand = 0.1 * ratio * np.exp(rng.normal(0.0, cv, n))
-    return RecordedWorkload.of_wall("parse", [float(x) for x in base], [float(x) for x in cand])
+from support.sequential import manifest, stream
 
 
 def run(recorded: RecordedWorkload, schedule: Schedule) -> tuple[str, int, Evidence]:

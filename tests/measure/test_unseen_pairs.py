@@ -8,8 +8,6 @@ reading was not resolved.
 
 from __future__ import annotations
 
-from test_sequential_rule import manifest, stream
-
 from speedproof.evidence import Evidence, Verdict
 from speedproof.manifest import Manifest
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
@@ -17,6 +15,7 @@ from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.policy_carry_over import CHEAT, UNRESOLVED
 from speedproof.stats import Schedule
+from support.sequential import manifest, stream
 
 HOLDOUT = "parse-holdout"
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from test_policy_carry_over import RULES, reading
-
 from speedproof.evidence import Comparison, Evidence
 from speedproof.policy import carry_over_settled, decide
+from support.carry_over import RULES, reading
 
 CHEAT = "the win does not carry over to inputs the candidate has not seen"
 UNRESOLVED = "the win's carry-over to inputs the candidate has not seen was not resolved"

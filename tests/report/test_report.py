@@ -10,10 +10,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,322 +19,28 @@ from speedproof.advisor import AdvisorFlags, CauseFlag, FunctionFlags, Gates, Ha
 from speedproof.advisor.records import record_causes, record_hazards
 from speedproof.discovery import HotFunction
 from speedproof.errors import InfrastructureError
-from speedproof.evidence import Comparison
 from speedproof.examples import get_example, materialise
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
-from speedproof.ledger import LEDGER_FILE, Ledger, SampleRow, dumps
+from speedproof.ledger import LEDGER_FILE, Ledger, SampleRow
 from speedproof.manifest_loading import load_manifest
 from speedproof.report import ReportData, load_report, write_report
 from speedproof.report.markdown import cell, fence
 from speedproof.sandbox import make_sandbox
-from speedproof.stats import compare
+from support.campaign_ledger import (
+    CAMPAIGN,
+    MEASURED_ON,
+    OFFSETS,
+    SCRIPT_DIFF,
+    SPEEDUP_DIFF,
+    Built,
+    add_candidate,
+    add_event,
+    build_campaign_ledger,
+    insert_row,
+)
 
-CAMPAIGN = "c-2024-report"
-SCRIPT_DIFF = """\
-diff --git a/textstat/report.py b/textstat/report.py
---- a/textstat/report.py
-+++ b/textstat/report.py
-@@ -1,3 +1,3 @@
- def top_words(counts):
--    return sorted(counts)
-+    return "</pre><script>alert('owned')</script>"
-"""
-SPEEDUP_DIFF = """\
-diff --git a/textstat/report.py b/textstat/report.py
---- a/textstat/report.py
-+++ b/textstat/report.py
-@@ -10,4 +10,4 @@ def top_words(counts, n):
--    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
--    return ranked[:n]
-+    # ``heapq`` keeps only the n largest
-+    return heapq.nlargest(n, counts.items(), key=lambda kv: kv[1])
-"""
-# Symmetric offsets: every side's mean is exactly its centre, so chain arithmetic is exact.
-OFFSETS = (-0.03, -0.02, -0.01, 0.0, 0.0, 0.01, 0.02, 0.03)
-
-
-@dataclass(frozen=True)
-class Built:
-    folder: Path
-    accepted: tuple[int, int]
-    guarded: int
-    inconclusive: int
-    crashed: int
-    unfinished: int
-    loose: int
-
-
-def _insert(ledger: Ledger, table: str, **values: Any) -> None:
-    columns = ", ".join(values)
-    marks = ", ".join("?" for _ in values)
-    with ledger.transaction() as db:
-        db.execute(f"INSERT INTO {table}({columns}) VALUES ({marks})", tuple(values.values()))
-
-
-def _event(ledger: Ledger, kind: str, body: Any, candidate: int | None = None) -> None:
-    _insert(
-        ledger,
-        "events",
-        campaign=CAMPAIGN,
-        candidate_id=candidate,
-        created_at="2024-05-01T12:00:00.000+00:00",
-        kind=kind,
-        body=dumps(body),
-    )
-
-
-def _call(
-    ledger: Ledger,
-    role: str,
-    candidate: int | None,
-    *,
-    tokens: tuple[int, int],
-    cost: float | None,
-    answer: str = "{}",
-    ok: bool = True,
-) -> None:
-    _insert(
-        ledger,
-        "role_calls",
-        campaign=CAMPAIGN,
-        candidate_id=candidate,
-        created_at="2024-05-01T12:00:01.000+00:00",
-        role=role,
-        provider="replay",
-        model="replay-1",
-        input_tokens=tokens[0],
-        output_tokens=tokens[1],
-        cost_usd=cost,
-        duration_s=1.5,
-        ok=int(ok),
-        rejection=None if ok else "answer-not-json: no JSON object found in the answer",
-        prompt_sha256="0" * 64,
-        answer=answer,
-    )
-
-
-# The machine facts the judge records for every candidate (`describe_environment().as_dict()`).
-MACHINE = {
-    "cpu_model": "Example CPU @ 3.0GHz",
-    "cores": 2,
-    "online_cores": 2,
-    "governor": "performance",
-    "load_1m": 0.4199,
-}
-MEASURED_ON = "Example CPU @ 3.0GHz, 2 of 2 cores, governor performance, 1-minute load 0.42, "
 MEASURED_ON += "timed on CPU 1"
-
-
-def _candidate(ledger: Ledger, diff: str, base_rev: str, campaign: str | None = CAMPAIGN) -> int:
-    return ledger.start_candidate(
-        origin="campaign" if campaign else "judge",
-        target="textstat",
-        repo=Path("/repo/textstat"),
-        base_rev=base_rev,
-        patch_sha256="ab" * 32,
-        diff=diff,
-        sandbox="bwrap",
-        facts={"lane": "timed", "machine": MACHINE, "timed_cpus": "CPU 1"},
-        campaign=campaign,
-    )
-
-
-def _passed_gates(ledger: Ledger, cid: int) -> None:
-    for name in ("guard", "apply", "build", "tests", "behaviour"):
-        ledger.add_gate(cid, name, True, 0.25, {"reasons": []})
-
-
-def _measure(ledger: Ledger, cid: int, centres: dict[str, tuple[float, float]]) -> None:
-    """Eight pairs a workload around the given wall means; comparisons from the real statistics."""
-    rows: list[SampleRow] = []
-    found: list[Comparison] = []
-    for workload, (base, cand) in centres.items():
-        walls = {"baseline": [base * (1 + o) for o in OFFSETS]}
-        walls["candidate"] = [cand * (1 + o) for o in OFFSETS]
-        for side, values in walls.items():
-            for index, wall in enumerate(values):
-                rows.append(
-                    SampleRow(
-                        1,
-                        workload,
-                        side,
-                        index,
-                        index % 2,
-                        wall,
-                        wall * 0.9,
-                        20480 + index,
-                        0,
-                        "f" * 64,
-                    )
-                )
-        for metric, factor in (("wall", 1.0), ("cpu", 0.9)):
-            found.append(
-                compare(
-                    [v * factor for v in walls["baseline"]],
-                    [v * factor for v in walls["candidate"]],
-                    workload=workload,
-                    metric=metric,
-                    tier="representative",
-                    limit_pct=2.0,
-                )
-            )
-        ir = compare(
-            [4e8] * 2,
-            [4e8 * cand / base] * 2,
-            workload=workload,
-            metric="instructions",
-            tier="representative",
-            limit_pct=2.0,
-            lane="instructions",
-        )
-        found.append(replace(ir, exact=True, significant=True, supported=True, note=""))
-    ledger.add_samples(cid, rows)
-    ledger.add_comparisons(cid, found)
-
-
-def _optimizer_answer(hypothesis: str, rule: str, function: str) -> str:
-    body = {"hypothesis": hypothesis, "rule": rule, "kind": "function", "function": function}
-    return "Here is the change:\n```json\n" + json.dumps(body) + "\n```\n"
-
-
-def build_campaign_ledger(folder: Path) -> Built:
-    """A finished campaign: two accepts in a chain, a guard rejection, an inconclusive, a crash,
-    an interrupted candidate, one candidate judged outside the campaign, and the exit event."""
-    with Ledger.in_folder(folder) as ledger:
-        _insert(
-            ledger,
-            "campaigns",
-            id=CAMPAIGN,
-            created_at="2024-05-01T11:59:00.000+00:00",
-            target="textstat",
-            repo="/repo/textstat",
-            base_rev="a" * 40,
-            options=dumps({"max_candidates": 8, "budget_usd": 2.0}),
-        )
-        _event(ledger, "start", {"target": "textstat"})
-        _call(ledger, "coordinator", None, tokens=(1000, 50), cost=0.01)
-
-        first = _candidate(ledger, SPEEDUP_DIFF, "a" * 40)
-        _passed_gates(ledger, first)
-        _measure(ledger, first, {"novel": (0.100, 0.080), "reviews-by-rating": (0.200, 0.190)})
-        ledger.finish(
-            first,
-            verdict="accepted",
-            rests_on="novel",
-            lane="timed",
-            reasons=["wall improved by 20.00% on workload novel"],
-            timings={"total": 42.0},
-        )
-        _call(
-            ledger,
-            "optimizer",
-            first,
-            tokens=(3000, 400),
-            cost=0.05,
-            answer=_optimizer_answer(
-                "sorting every word is slow; a heap keeps the top n",
-                "heap-top-n",
-                "textstat.report.top_words",
-            ),
-        )
-        _call(ledger, "reviewer", first, tokens=(2000, 100), cost=None)
-        _insert(
-            ledger,
-            "concerns",
-            candidate_id=first,
-            created_at="2024-05-01T12:01:00",
-            source="reviewer",
-            severity="medium",
-            text="ties between equal counts may | now order <differently>",
-        )
-        _event(ledger, "candidate", {"function": "textstat.report.top_words"}, first)
-        _event(ledger, "accepted", {"rev": "b" * 40}, first)
-
-        guarded = _candidate(ledger, SCRIPT_DIFF, "b" * 40)
-        ledger.add_gate(
-            guarded,
-            "guard",
-            False,
-            0.01,
-            {"reasons": ["protected-path: tests/report/test_report.py is protected"]},
-        )
-        ledger.finish(
-            guarded,
-            verdict="rejected",
-            rests_on=None,
-            lane=None,
-            reasons=["safety checks failed: protected-path"],
-            timings={"total": 0.2},
-        )
-        _call(
-            ledger, "optimizer", guarded, tokens=(100, 10), cost=0.001, answer="not json", ok=False
-        )
-
-        second = _candidate(ledger, SPEEDUP_DIFF.replace("heapq", "heap_q"), "b" * 40)
-        _passed_gates(ledger, second)
-        _measure(ledger, second, {"novel": (0.080, 0.060)})
-        ledger.finish(
-            second,
-            verdict="accepted",
-            rests_on="novel",
-            lane="timed",
-            reasons=["wall improved by 25.00% on workload novel"],
-            timings={"total": 30.0},
-        )
-        _call(
-            ledger,
-            "optimizer",
-            second,
-            tokens=(3000, 300),
-            cost=0.04,
-            answer=json.dumps({"hypothesis": "the set is rebuilt per word", "rule": None}),
-        )
-        _event(ledger, "accepted", {"rev": "c" * 40}, second)
-
-        inconclusive = _candidate(ledger, SPEEDUP_DIFF, "c" * 40)
-        _passed_gates(ledger, inconclusive)
-        zero = compare(
-            [0.0] * 4,
-            [0.0] * 4,
-            workload="novel",
-            metric="exit_bytes",
-            tier="representative",
-            limit_pct=2.0,
-        )
-        ledger.add_comparisons(inconclusive, [zero])
-        ledger.finish(
-            inconclusive,
-            verdict="inconclusive",
-            rests_on=None,
-            lane=None,
-            reasons=["no reading reached the 3% floor"],
-            timings={"total": 12.0},
-        )
-
-        crashed = _candidate(ledger, SPEEDUP_DIFF, "c" * 40)
-        ledger.finish(
-            crashed,
-            verdict=None,
-            reasons=[],
-            rests_on=None,
-            lane=None,
-            timings={"total": 1.0},
-            error="InfrastructureError: go build vanished",
-        )
-        unfinished = _candidate(ledger, SPEEDUP_DIFF, "c" * 40)
-        _event(ledger, "exit", {"condition": "budget-exhausted", "message": "spent $2.00 of $2.00"})
-
-        loose = _candidate(ledger, SPEEDUP_DIFF, "d" * 40, campaign=None)
-        ledger.finish(
-            loose,
-            verdict="rejected",
-            rests_on=None,
-            lane=None,
-            reasons=["behaviour changed on novel"],
-            timings={"total": 3.0},
-        )
-    return Built(folder, (first, second), guarded, inconclusive, crashed, unfinished, loose)
 
 
 @pytest.fixture(scope="module")
@@ -465,7 +169,7 @@ def test_the_exit_condition_is_read_from_the_last_exit_event(report: ReportData)
 def test_a_campaign_resumed_after_its_exit_has_no_exit_yet(tmp_path: Path) -> None:
     build_campaign_ledger(tmp_path)
     with Ledger.in_folder(tmp_path) as ledger:
-        _event(ledger, "resume", {"reason": "budget raised"})
+        add_event(ledger, "resume", {"reason": "budget raised"})
     assert load_report(tmp_path).campaigns[0].exit is None
 
 
@@ -560,7 +264,7 @@ def test_an_empty_ledger_and_a_campaign_without_candidates_render(tmp_path: Path
 
     started = tmp_path / "started"
     with Ledger.in_folder(started) as ledger:
-        _insert(
+        insert_row(
             ledger,
             "campaigns",
             id=CAMPAIGN,
@@ -570,7 +274,7 @@ def test_an_empty_ledger_and_a_campaign_without_candidates_render(tmp_path: Path
             base_rev="a" * 40,
             options="{}",
         )
-        _event(ledger, "start", {})
+        add_event(ledger, "start", {})
     paths = write_report(started)
     html = paths.html.read_text()
     assert "No candidate was judged" in html
@@ -581,7 +285,7 @@ def test_an_empty_ledger_and_a_campaign_without_candidates_render(tmp_path: Path
 
 def test_a_verdict_the_policy_cannot_give_is_a_named_error(tmp_path: Path) -> None:
     with Ledger.in_folder(tmp_path) as ledger:
-        cid = _candidate(ledger, SPEEDUP_DIFF, "a" * 40)
+        cid = add_candidate(ledger, SPEEDUP_DIFF, "a" * 40)
         ledger.finish(cid, verdict="maybe", reasons=[], rests_on=None, lane=None, timings={})
     with pytest.raises(InfrastructureError, match="verdict 'maybe'"):
         load_report(tmp_path)
@@ -589,7 +293,7 @@ def test_a_verdict_the_policy_cannot_give_is_a_named_error(tmp_path: Path) -> No
 
 def test_an_exit_event_without_a_condition_is_a_named_error(tmp_path: Path) -> None:
     with Ledger.in_folder(tmp_path) as ledger:
-        _event(ledger, "exit", {"message": "stopped"})
+        add_event(ledger, "exit", {"message": "stopped"})
     with pytest.raises(InfrastructureError, match="names no condition"):
         load_report(tmp_path)
 
@@ -694,7 +398,7 @@ def test_a_ledger_written_by_the_real_judge_reports_every_lane(tmp_path: Path) -
     folder = tmp_path / "campaign"
     ids = []
     with Ledger.in_folder(folder) as ledger:
-        _insert(
+        insert_row(
             ledger,
             "campaigns",
             id=CAMPAIGN,
@@ -704,7 +408,7 @@ def test_a_ledger_written_by_the_real_judge_reports_every_lane(tmp_path: Path) -
             base_rev="HEAD",
             options="{}",
         )
-        _event(ledger, "start", {})
+        add_event(ledger, "start", {})
         for name in ("speedup-stopword-set", "attack-edit-test"):
             judge = Judge(
                 load_manifest(root),
@@ -713,7 +417,7 @@ def test_a_ledger_written_by_the_real_judge_reports_every_lane(tmp_path: Path) -
                 options=JudgeOptions(pairs=6, campaign=CAMPAIGN, origin="campaign"),
             )
             ids.append(judge.judge(read_patch(example.folder / "patches" / f"{name}.patch")))
-        _event(ledger, "exit", {"condition": "no-candidates-left", "message": "two patches"})
+        add_event(ledger, "exit", {"condition": "no-candidates-left", "message": "two patches"})
     paths = write_report(folder)
     data = ReportData.model_validate_json(paths.json.read_text())
     speedup, attack = data.campaigns[0].candidates
@@ -730,7 +434,7 @@ def test_a_ledger_written_by_the_real_judge_reports_every_lane(tmp_path: Path) -
 
 def test_a_round_measured_again_is_kept_apart_from_the_judged_samples(tmp_path: Path) -> None:
     with Ledger.in_folder(tmp_path) as ledger:
-        cid = _candidate(ledger, SPEEDUP_DIFF, "a" * 40)
+        cid = add_candidate(ledger, SPEEDUP_DIFF, "a" * 40)
         rows = []
         # Series 0 was contended and measured again as series 1 (same workload, same look);
         # series 2 is the next look.
@@ -823,7 +527,7 @@ def _advise(ledger: Ledger, candidate: int) -> None:
         ],
         "accepted": [{"id": "bigrams", "args": ["--ngram", "2"], "files": [], "timeout_s": 30}],
     }
-    _event(ledger, "explorer", proposals)
+    add_event(ledger, "explorer", proposals)
     profiled = {
         "what": "profiled",
         "parent": "a" * 40,
@@ -831,7 +535,7 @@ def _advise(ledger: Ledger, candidate: int) -> None:
         "extra": ["bigrams"],
         "dropped": [],
     }
-    _event(ledger, "explorer", profiled)
+    add_event(ledger, "explorer", profiled)
 
 
 def test_the_advisor_section_shows_flags_vetoes_and_hazards_and_the_explorers_proposals(
@@ -900,7 +604,7 @@ def test_an_advisor_event_that_is_not_what_its_writer_records_is_a_named_error(
     tmp_path: Path,
 ) -> None:
     with Ledger.in_folder(tmp_path) as ledger:
-        _event(ledger, "advisor", {"what": "causes", "parent": "a" * 40, "model": "static-v1"})
+        add_event(ledger, "advisor", {"what": "causes", "parent": "a" * 40, "model": "static-v1"})
     with pytest.raises(InfrastructureError, match=r"advisor event .* KeyError: 'functions'"):
         load_report(tmp_path)
 
@@ -928,7 +632,7 @@ def test_a_dispatched_proposal_shows_in_the_event_log_by_what_it_is_not_its_reco
         "advisor": None,
     }
     with Ledger.in_folder(folder) as ledger:
-        _event(ledger, "dispatched", {"parent": "b" * 40, "diff": diff, "records": records})
+        add_event(ledger, "dispatched", {"parent": "b" * 40, "diff": diff, "records": records})
     paths = write_report(folder)
     for page in (paths.html.read_text(), paths.markdown.read_text()):
         assert "count_words" in page and "diff_lines" in page

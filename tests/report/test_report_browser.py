@@ -18,9 +18,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from test_report import build_campaign_ledger
 
 from speedproof.report import write_report
+from support.campaign_ledger import build_campaign_ledger
 
 TIMEOUT_S = 120
 # HTML elements serialised without an end tag; everything else, SVG included, has one.

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_heuristic_go import go_run
-from test_heuristic_go import rewritten as go_rewritten
-from test_heuristic_python import rewritten as python_rewritten
-from test_heuristic_python import run as python_run
-
 from speedproof.agents.heuristic import rules
 from speedproof.agents.heuristic.subject import Proposal, Subject
 from speedproof.agents.heuristic.survey import survey
+from support.heuristic_go import go_run
+from support.heuristic_go import rewritten as go_rewritten
+from support.heuristic_python import rewritten as python_rewritten
+from support.heuristic_python import run as python_run
 
 
 def go_same_output(tmp_path: Path, text: str, found: Proposal) -> str:

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_toolchain_go import GO_TESTS, go_tree
-
 from speedproof.toolchains.go_canary import CANARY_FILE
 from support.toolchain import GO_FILES, GO_MANIFEST, GO_MODULE, manifest, toolchain
+from support.toolchain_go import GO_TESTS, go_tree
 
 # `\x16` is the framing byte `-test.v=test2json` puts before each of testing's own lines.
 FORGER = """package calc

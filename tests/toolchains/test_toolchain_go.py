@@ -17,7 +17,6 @@ import pytest
 
 from speedproof.errors import InfrastructureError
 from speedproof.measure.process import run_process
-from speedproof.toolchains.base import Tree
 from speedproof.toolchains.go import (
     GoBuilder,
     GoPackage,
@@ -43,13 +42,7 @@ from support.toolchain import (
     toolchain,
     write_files,
 )
-
-GO_TESTS = 'runner = "go"'
-
-
-def go_tree(tmp_path: Path, files: dict[str, str] | None = None) -> Tree:
-    repo, revision = make_repo(tmp_path / "repo", files or GO_FILES)
-    return checkout(repo, revision, "baseline", tmp_path / "wt")
+from support.toolchain_go import GO_TESTS, go_tree
 
 
 def test_go_is_found_next_to_the_running_python_before_path() -> None:
