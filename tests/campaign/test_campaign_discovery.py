@@ -17,6 +17,7 @@ from speedproof.agents.heuristic import rules
 from speedproof.ledger import SCHEMA_VERSION, Ledger
 from speedproof.report import load_report, write_report
 from support.campaign import committed_repo, optimize, rows
+from support.toy_target import PYTEST_SUITE, toy_manifest, workload_table
 
 CORE = textwrap.dedent(
     '''\
@@ -50,28 +51,15 @@ CORE = textwrap.dedent(
     '''
 )
 
-MANIFEST = textwrap.dedent(
-    """\
-    [target]
-    name = "primes"
-    language = "python"
-    module = "primes"
-
-    [tests]
-    runner = "pytest"
-    args = ["tests"]
-    timeout_s = 60
-
-    [[workloads]]
-    id = "limit"
-    tier = "representative"
-    args = ["data/limit.txt"]
-    files = ["data/limit.txt"]
-    timeout_s = 30
-
-    [instructions]
-    enabled = false
-    """
+MANIFEST = toy_manifest(
+    workload_table(
+        "limit", "data/limit.txt", tier="representative", files=["data/limit.txt"], timeout_s=30
+    ),
+    name="primes",
+    language="python",
+    entry='module = "primes"',
+    tests=PYTEST_SUITE,
+    instructions=False,
 )
 
 FILES = {

@@ -22,6 +22,7 @@ from support.campaign import (
     worktrees,
 )
 from support.git import commit_all, git
+from support.toy_target import PYTEST_SUITE, reported_tables, toy_manifest, workload_table
 
 BENCH = textwrap.dedent(
     """
@@ -51,44 +52,16 @@ BENCH = textwrap.dedent(
     """
 ).lstrip()
 
-BENCH_MANIFEST = textwrap.dedent(
-    """
-    [target]
-    name = "bench"
-    language = "python"
-    script = "bench.py"
-
-    [tests]
-    runner = "pytest"
-    args = ["tests"]
-    timeout_s = 60
-
-    [[workloads]]
-    id = "suite"
-    args = []
-    timeout_s = 30
-
-    [behaviour]
-    compare_stdout = false
-
-    [reported]
-    primary = "latency_s"
-    direction = "lower"
-    min_delta_pct = 5.0
-    repeats = 6
-
-    [[reported.protected]]
-    name = "success"
-    direction = "higher"
-    tolerance_pct = 1.0
-
-    [instructions]
-    enabled = false
-
-    [policy]
-    guardrails = []
-    """
-).lstrip()
+BENCH_MANIFEST = toy_manifest(
+    workload_table("suite", timeout_s=30),
+    name="bench",
+    language="python",
+    entry='script = "bench.py"',
+    tests=PYTEST_SUITE,
+    instructions=False,
+    extra=reported_tables(6),
+    policy="guardrails = []",
+)
 
 BENCH_TESTS = "from bench import simulate\n\n\ndef test_simulate():\n    assert simulate() > 0\n"
 
@@ -181,7 +154,7 @@ UNSTABLE_MAIN = textwrap.dedent(
     # Slower in every second checkout git makes (worktrees tree, tree1, tree2, ...): the same
     # code measured against itself is not the same program, as on a machine whose speed
     # depends on where a process runs.
-    git = ROOT / ".git"
+    git = Path(__file__).resolve().parents[1] / ".git"
     if git.is_file():
         name = git.read_text().strip().rsplit("/", 1)[-1]
         if int(name[len("tree"):] or "0") % 2:

@@ -20,29 +20,13 @@ from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.runner import LoadWindow, PairSeries, Sample
 from speedproof.measure.schedule import schedule_for
 from speedproof.program import Side
-from support.toy_target import toy_manifest, workload_table
+from support.toy_target import reported_tables, toy_manifest, workload_table
 
-# What the program reports, and the figure it must keep.
-REPORTED_TABLES = """\
-[behaviour]
-compare_stdout = false
-
-[reported]
-primary = "latency_s"
-direction = "lower"
-min_delta_pct = 5.0
-repeats = 10
-
-[[reported.protected]]
-name = "success"
-direction = "higher"
-tolerance_pct = 1.0
-"""
 MANIFEST = toy_manifest(
     workload_table("a", "prog.py", tier="representative"),
     workload_table("b", "prog.py", "b", tier="representative"),
     instructions=False,
-    extra=REPORTED_TABLES,
+    extra=reported_tables(10),
     policy="guardrails = []\nalpha = {alpha}",
 )
 N = 10

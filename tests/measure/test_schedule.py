@@ -23,7 +23,7 @@ from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_f
 from speedproof.policy import decide
 from speedproof.program import Program, Side
 from speedproof.sandbox import Sandbox, build_env, make_sandbox
-from support.toy_target import toy_manifest, workload_table
+from support.toy_target import reported_tables, toy_manifest, workload_table
 
 MANIFEST = toy_manifest(
     workload_table("w", "prog.py"),
@@ -171,24 +171,7 @@ def test_every_run_gets_a_fresh_random_environment_pad(tmp_path: Path, sandbox: 
     assert len(set(seen)) > 1
 
 
-REPORTED = MANIFEST.replace(
-    "[policy]",
-    """[behaviour]
-compare_stdout = false
-
-[reported]
-primary = "latency_s"
-direction = "lower"
-min_delta_pct = 5.0
-repeats = 6
-
-[[reported.protected]]
-name = "success"
-direction = "higher"
-tolerance_pct = 1.0
-
-[policy]""",
-)
+REPORTED = MANIFEST.replace("[policy]", reported_tables(6) + "\n[policy]")
 
 BENCH = """
 import json, random

@@ -21,6 +21,7 @@ from typing import Any
 
 from support.git import commit_all, git
 from support.model_server import ChatRequest
+from support.toy_target import PYTEST_SUITE, toy_manifest, workload_table
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
 STOPWORDS = [f"stop{i}" for i in range(300)]
@@ -72,43 +73,29 @@ TESTS = textwrap.dedent(
     """
 ).lstrip()
 
-MANIFEST = textwrap.dedent(
-    """
-    [target]
-    name = "wordfreq"
-    language = "python"
-    module = "wordfreq"
-
-    [tests]
-    runner = "pytest"
-    args = ["tests"]
-    timeout_s = 60
-
-    [[workloads]]
-    id = "visible"
-    tier = "representative"
-    args = ["data/visible.txt"]
-    files = ["data/visible.txt"]
-    timeout_s = 30
-
-    [[workloads]]
-    id = "secret-check"
-    tier = "holdout"
-    args = ["data/secret-input.txt"]
-    files = ["data/secret-input.txt"]
-    timeout_s = 30
-
-    [protect]
-    paths = ["/data"]
-
-    [instructions]
-    enabled = false
-
-    [policy]
-    round_pairs = 6
-    max_pairs = 18
-    """
-).lstrip()
+MANIFEST = toy_manifest(
+    workload_table(
+        "visible",
+        "data/visible.txt",
+        tier="representative",
+        files=["data/visible.txt"],
+        timeout_s=30,
+    ),
+    workload_table(
+        "secret-check",
+        "data/secret-input.txt",
+        tier="holdout",
+        files=["data/secret-input.txt"],
+        timeout_s=30,
+    ),
+    name="wordfreq",
+    language="python",
+    entry='module = "wordfreq"',
+    tests=PYTEST_SUITE,
+    instructions=False,
+    extra='[protect]\npaths = ["/data"]',
+    policy="round_pairs = 6\nmax_pairs = 18",
+)
 
 HOLDOUT_ID = "secret-check"
 HOLDOUT_FILE = "secret-input.txt"

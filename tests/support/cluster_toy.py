@@ -27,6 +27,7 @@ from pathlib import Path
 
 from support.campaign import committed_repo
 from support.git import git
+from support.toy_target import PYTEST_SUITE, toy_manifest, workload_table
 
 NODE_VARIABLE = "SPEEDPROOF_TEST_NODE"
 ACCEL_VARIABLE = "TOY_ACCEL"
@@ -89,35 +90,18 @@ TESTS = textwrap.dedent(
     """
 ).lstrip()
 
-MANIFEST = textwrap.dedent(
-    f"""
-    [target]
-    name = "toy"
-    language = "python"
-    module = "toy"
-
-    [tests]
-    runner = "pytest"
-    args = ["tests"]
-    timeout_s = 60
-
-    [[workloads]]
-    id = "count"
-    tier = "representative"
-    args = ["{WORDS}"]
-    timeout_s = 30
-
-    [sandbox]
-    env_allow = ["LANG", "LC_ALL", "TZ", "TERM", "{NODE_VARIABLE}", "{ACCEL_VARIABLE}"]
-
-    [instructions]
-    enabled = false
-
-    [policy]
-    pairs = 8
-    carry_over_fraction = 0
-    """
-).lstrip()
+MANIFEST = toy_manifest(
+    workload_table("count", str(WORDS), tier="representative", timeout_s=30),
+    language="python",
+    entry='module = "toy"',
+    tests=PYTEST_SUITE,
+    instructions=False,
+    extra=(
+        "[sandbox]\n"
+        f'env_allow = ["LANG", "LC_ALL", "TZ", "TERM", "{NODE_VARIABLE}", "{ACCEL_VARIABLE}"]'
+    ),
+    policy="pairs = 8\ncarry_over_fraction = 0",
+)
 
 
 def toy_repo(root: Path) -> Path:
