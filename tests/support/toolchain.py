@@ -269,6 +269,18 @@ def checkout(repo: Path, revision: str, side: Side, where: Path) -> Tree:
     return Tree(side=side, worktree=where, root=where, out=where.parent / f"{where.name}-out")
 
 
+def tree_of(tmp_path: Path, files: dict[str, str], side: Side = "baseline") -> Tree:
+    """`files` committed as a fresh repository in tmp_path/repo and checked out at that commit
+    as `side` in tmp_path/wt."""
+    repo, revision = make_repo(tmp_path / "repo", files)
+    return checkout(repo, revision, side, tmp_path / "wt")
+
+
+def go_tree(tmp_path: Path, files: dict[str, str] | None = None) -> Tree:
+    """The Go toy (`GO_FILES` unless other `files`) as a baseline tree."""
+    return tree_of(tmp_path, files or GO_FILES)
+
+
 def manifest(target: str, tests: str, *, extra: str = "") -> Manifest:
     text = f'[target]\n{target}\n\n[tests]\n{tests}\n\n{extra}\n[[workloads]]\nid = "w"\n'
     return parse_manifest(textwrap.dedent(text))
@@ -276,6 +288,9 @@ def manifest(target: str, tests: str, *, extra: str = "") -> Manifest:
 
 GO_MANIFEST = 'name = "tiny"\nlanguage = "go"'
 PYTHON_MANIFEST = 'name = "textpkg"\nlanguage = "python"\nmodule = "textpkg"'
+# `[tests]` tables: the toys' own suites, run by go test and by pytest.
+GO_TESTS = 'runner = "go"'
+PYTEST_TESTS = 'runner = "pytest"\nargs = ["tests"]'
 
 
 def caches() -> Path:

@@ -13,8 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from speedproof.toolchains.go_canary import CANARY_FILE
-from support.toolchain import GO_FILES, GO_MANIFEST, GO_MODULE, manifest, toolchain
-from support.toolchain_go import GO_TESTS, go_tree
+from support.toolchain import (
+    GO_FILES,
+    GO_MANIFEST,
+    GO_MODULE,
+    GO_TESTS,
+    go_tree,
+    manifest,
+    toolchain,
+)
 
 # `\x16` is the framing byte `-test.v=test2json` puts before each of testing's own lines.
 FORGER = """package calc

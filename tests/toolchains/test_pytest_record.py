@@ -10,10 +10,10 @@ from pathlib import Path
 
 from speedproof.toolchains.base import Tree
 from speedproof.toolchains.python import PLUGIN_FOLDER, junit_key, read_record
-from support.toolchain import checkout, make_repo, manifest, toolchain
+from support.toolchain import PYTEST_TESTS, checkout, make_repo, manifest, toolchain
 
 TARGET = 'name = "calc"\nlanguage = "python"\nmodule = "calc"'
-PYTEST = manifest(TARGET, 'runner = "pytest"\nargs = ["tests"]')
+PYTEST = manifest(TARGET, PYTEST_TESTS)
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Tree:

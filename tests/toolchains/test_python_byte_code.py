@@ -14,22 +14,19 @@ from speedproof.program import Program
 from speedproof.toolchains.base import Tree
 from speedproof.workspace import snapshot
 from support.toolchain import (
+    PYTEST_TESTS,
     PYTHON_FILES,
     PYTHON_MANIFEST,
-    checkout,
-    make_repo,
     manifest,
     sandbox,
     toolchain,
+    tree_of,
 )
-
-PYTEST = 'runner = "pytest"\nargs = ["tests"]'
 
 
 def _built(tmp_path: Path) -> tuple[Tree, Program]:
-    repo, revision = make_repo(tmp_path / "repo", PYTHON_FILES)
-    tree = checkout(repo, revision, "baseline", tmp_path / "wt")
-    built = toolchain(manifest(PYTHON_MANIFEST, PYTEST)).build(tree)
+    tree = tree_of(tmp_path, PYTHON_FILES)
+    built = toolchain(manifest(PYTHON_MANIFEST, PYTEST_TESTS)).build(tree)
     assert built.ok and built.program is not None, built.log
     return tree, built.program
 
@@ -88,7 +85,7 @@ def test_a_tree_built_twice_into_one_build_folder_builds_and_reads_its_byte_code
 ) -> None:
     tree, _ = _built(tmp_path)
 
-    again = toolchain(manifest(PYTHON_MANIFEST, PYTEST)).build(tree)
+    again = toolchain(manifest(PYTHON_MANIFEST, PYTEST_TESTS)).build(tree)
 
     assert again.ok and again.program is not None, again.log
     assert any("/textpkg/core.py" in line for line in _imports(again.program))

@@ -14,11 +14,10 @@ from speedproof.toolchains.go import GoBuilder
 from speedproof.toolchains.python import PytestTests
 from support.toolchain import (
     GO_MANIFEST,
-    checkout,
-    make_repo,
     manifest,
     sandbox,
     toolchain,
+    tree_of,
 )
 
 FILES = {
@@ -32,15 +31,10 @@ TARGET = 'name = "hello"\nlanguage = "command"\nbuild = ["sh", "build.sh"]\nprog
 TESTS = 'runner = "command"\nargs = ["sh", "check.sh"]'
 
 
-def command_tree(tmp_path: Path) -> Tree:
-    repo, revision = make_repo(tmp_path / "repo", FILES)
-    return checkout(repo, revision, "candidate", tmp_path / "wt")
-
-
 def test_a_command_target_builds_with_its_own_command_and_runs_its_program(
     tmp_path: Path,
 ) -> None:
-    tree = command_tree(tmp_path)
+    tree = tree_of(tmp_path, FILES, "candidate")
 
     built = toolchain(manifest(TARGET, TESTS)).build(tree)
 
@@ -58,7 +52,7 @@ def test_a_command_target_builds_with_its_own_command_and_runs_its_program(
 
 
 def test_a_program_that_the_build_did_not_make_fails_the_build_by_name(tmp_path: Path) -> None:
-    tree = command_tree(tmp_path)
+    tree = tree_of(tmp_path, FILES, "candidate")
     target = 'name = "hello"\nlanguage = "command"\nprogram = "bin/hello"'
 
     built = toolchain(manifest(target, TESTS)).build(tree)
@@ -68,7 +62,7 @@ def test_a_program_that_the_build_did_not_make_fails_the_build_by_name(tmp_path:
 
 
 def test_a_program_on_path_needs_no_build(tmp_path: Path) -> None:
-    tree = command_tree(tmp_path)
+    tree = tree_of(tmp_path, FILES, "candidate")
     target = 'name = "cat"\nlanguage = "command"\nprogram = "cat"'
 
     built = toolchain(manifest(target, TESTS)).build(tree)
@@ -79,7 +73,7 @@ def test_a_program_on_path_needs_no_build(tmp_path: Path) -> None:
 
 
 def test_a_command_test_runner_is_one_test_passed_or_failed_by_exit_code(tmp_path: Path) -> None:
-    tree = command_tree(tmp_path)
+    tree = tree_of(tmp_path, FILES, "candidate")
     tc = toolchain(manifest(TARGET, TESTS))
 
     before = tc.run_tests(tree)
@@ -93,7 +87,7 @@ def test_a_command_test_runner_is_one_test_passed_or_failed_by_exit_code(tmp_pat
 
 
 def test_a_command_runner_without_a_command_is_an_infrastructure_error(tmp_path: Path) -> None:
-    tree = command_tree(tmp_path)
+    tree = tree_of(tmp_path, FILES, "candidate")
     with pytest.raises(InfrastructureError, match="needs `args`"):
         toolchain(manifest(TARGET, 'runner = "command"')).run_tests(tree)
 
@@ -109,7 +103,7 @@ def test_the_builder_follows_the_language_and_the_runner_follows_the_tests_table
 
 
 def test_a_build_folder_inside_the_worktree_is_refused(tmp_path: Path) -> None:
-    tree = command_tree(tmp_path)
+    tree = tree_of(tmp_path, FILES, "candidate")
     inside = Tree(side="candidate", worktree=tree.worktree, root=tree.root, out=tree.root / "out")
     with pytest.raises(InfrastructureError, match="outside the worktree"):
         toolchain(manifest(TARGET, TESTS)).build(inside)

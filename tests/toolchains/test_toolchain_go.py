@@ -33,8 +33,10 @@ from support.toolchain import (
     GO_FILES,
     GO_MANIFEST,
     GO_MODULE,
+    GO_TESTS,
     caches,
     checkout,
+    go_tree,
     make_repo,
     manifest,
     pair,
@@ -42,7 +44,6 @@ from support.toolchain import (
     toolchain,
     write_files,
 )
-from support.toolchain_go import GO_TESTS, go_tree
 
 
 def test_go_is_found_next_to_the_running_python_before_path() -> None:

@@ -9,32 +9,24 @@ import pytest
 
 from speedproof.errors import InfrastructureError
 from speedproof.measure.process import run_process
-from speedproof.toolchains.base import Tree
 from speedproof.toolchains.python import junit_id, parse_junit
 from support.git import git
 from support.toolchain import (
+    PYTEST_TESTS,
     PYTHON_FILES,
     PYTHON_MANIFEST,
-    checkout,
-    make_repo,
     manifest,
     sandbox,
     toolchain,
+    tree_of,
 )
-
-PYTEST = 'runner = "pytest"\nargs = ["tests"]'
-
-
-def python_tree(tmp_path: Path) -> Tree:
-    repo, revision = make_repo(tmp_path / "repo", PYTHON_FILES)
-    return checkout(repo, revision, "baseline", tmp_path / "wt")
 
 
 def test_a_python_build_byte_compiles_outside_the_worktree_and_runs_the_module(
     tmp_path: Path,
 ) -> None:
-    tree = python_tree(tmp_path)
-    tc = toolchain(manifest(PYTHON_MANIFEST, PYTEST))
+    tree = tree_of(tmp_path, PYTHON_FILES)
+    tc = toolchain(manifest(PYTHON_MANIFEST, PYTEST_TESTS))
 
     built = tc.build(tree)
 
@@ -60,29 +52,29 @@ def test_a_python_build_byte_compiles_outside_the_worktree_and_runs_the_module(
 
 
 def test_a_script_target_runs_the_script_from_the_worktree(tmp_path: Path) -> None:
-    tree = python_tree(tmp_path)
+    tree = tree_of(tmp_path, PYTHON_FILES)
     target = 'name = "count"\nlanguage = "python"\nscript = "bin/count.py"'
 
-    built = toolchain(manifest(target, PYTEST)).build(tree)
+    built = toolchain(manifest(target, PYTEST_TESTS)).build(tree)
 
     assert built.program is not None
     assert built.program.argv == (sys.executable, str(tree.root.resolve() / "bin" / "count.py"))
 
 
 def test_a_python_syntax_error_fails_the_byte_compile(tmp_path: Path) -> None:
-    tree = python_tree(tmp_path)
+    tree = tree_of(tmp_path, PYTHON_FILES)
     (tree.root / "textpkg" / "core.py").write_text("def count_words(text:\n    return 1\n")
 
-    built = toolchain(manifest(PYTHON_MANIFEST, PYTEST)).build(tree)
+    built = toolchain(manifest(PYTHON_MANIFEST, PYTEST_TESTS)).build(tree)
 
     assert not built.ok and built.program is None
     assert "core.py" in built.log and "SyntaxError" in built.log
 
 
 def test_pytest_outcomes_are_keyed_by_node_id_from_the_junit_report(tmp_path: Path) -> None:
-    tree = python_tree(tmp_path)
+    tree = tree_of(tmp_path, PYTHON_FILES)
 
-    run = toolchain(manifest(PYTHON_MANIFEST, PYTEST)).run_tests(tree)
+    run = toolchain(manifest(PYTHON_MANIFEST, PYTEST_TESTS)).run_tests(tree)
 
     assert run.ran, run.note
     assert run.outcomes == {
@@ -104,19 +96,19 @@ def test_pytest_outcomes_are_keyed_by_node_id_from_the_junit_report(tmp_path: Pa
 
 
 def test_selected_pytest_node_ids_re_run_alone(tmp_path: Path) -> None:
-    tree = python_tree(tmp_path)
+    tree = tree_of(tmp_path, PYTHON_FILES)
     wanted = [
         "tests/test_core.py::TestCounting::test_param[one two-2]",
         "tests/test_core.py::test_known_bug",
     ]
 
-    run = toolchain(manifest(PYTHON_MANIFEST, PYTEST)).run_tests(tree, only=wanted)
+    run = toolchain(manifest(PYTHON_MANIFEST, PYTEST_TESTS)).run_tests(tree, only=wanted)
 
     assert run.outcomes == {wanted[0]: "passed", wanted[1]: "failed"}
 
 
 def test_a_pytest_run_without_a_report_did_not_run_rather_than_passed(tmp_path: Path) -> None:
-    tree = python_tree(tmp_path)
+    tree = tree_of(tmp_path, PYTHON_FILES)
     tests = 'runner = "pytest"\nargs = ["--no-such-option"]'
 
     run = toolchain(manifest(PYTHON_MANIFEST, tests)).run_tests(tree)
@@ -145,12 +137,12 @@ def test_junit_cases_map_back_to_pytest_node_ids() -> None:
 def test_a_manifest_interpreter_that_does_not_exist_is_an_infrastructure_error() -> None:
     target = PYTHON_MANIFEST + '\ninterpreter = "/nonexistent/python9"'
     with pytest.raises(InfrastructureError, match="python9"):
-        toolchain(manifest(target, PYTEST))
+        toolchain(manifest(target, PYTEST_TESTS))
 
 
 def test_a_manifest_interpreter_is_used_and_recorded(tmp_path: Path) -> None:
     target = PYTHON_MANIFEST + f'\ninterpreter = "{sys.executable}"'
-    tc = toolchain(manifest(target, PYTEST))
+    tc = toolchain(manifest(target, PYTEST_TESTS))
     versions = tc.versions()
     assert versions["python_interpreter"] == sys.executable
     assert versions["python_chosen_by"] == "the manifest's interpreter"
