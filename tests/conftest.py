@@ -2,9 +2,9 @@
 
 A head and a second node on 127.0.0.1 (`cluster.loopback`), with this process connected to it.
 The nodes get this folder on PYTHONPATH (a worker imports a task's module, and some tasks live
-here) and differ in one way a machine can: each knows its name (SPEEDPROOF_TEST_NODE, "head" or
-"extra"), and only the extra node has TOY_ACCEL=1 (`cluster_toy`). The head also serves Ray
-Client, so `ray://` can be tried from another process.
+in `support`) and differ in one way a machine can: each knows its name (SPEEDPROOF_TEST_NODE,
+"head" or "extra"), and only the extra node has TOY_ACCEL=1 (`support.cluster_toy`). The head
+also serves Ray Client, so `ray://` can be tried from another process.
 """
 
 from __future__ import annotations
