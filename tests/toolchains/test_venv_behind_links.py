@@ -20,7 +20,7 @@ import pytest
 
 from speedproof.link_paths import visited_links
 from speedproof.manifest_loading import load_manifest
-from test_toolchain_support import checkout, make_repo, sandbox, toolchain
+from support.toolchain import checkout, make_repo, sandbox, toolchain
 
 SYSTEM_PYTHON = "/usr/bin/python3.11"
 FILES = {
