@@ -11,7 +11,7 @@ from typing import Any
 
 from speedproof.evidence import Comparison
 from speedproof.ledger import Ledger, SampleRow, dumps
-from speedproof.stats import compare
+from speedproof.stats import compare, paired_compare
 
 CAMPAIGN = "c-2024-report"
 
@@ -286,7 +286,9 @@ def build_campaign_ledger(folder: Path) -> Built:
 
         inconclusive = add_candidate(ledger, SPEEDUP_DIFF, "c" * 40)
         pass_gates(ledger, inconclusive)
-        zero = compare(
+        # Paired runs with a zero leave no ratio: a reading with no number (0 against 0
+        # compared unpaired is "no change").
+        zero = paired_compare(
             [0.0] * 4,
             [0.0] * 4,
             workload="novel",
