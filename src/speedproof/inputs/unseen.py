@@ -13,10 +13,11 @@ Everything is removed when the judgement ends.
 
 from __future__ import annotations
 
+import functools
 import random
 import secrets
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -77,8 +78,9 @@ class _Maker:
     baseline: Tree
     seed: int
     holdout: Path | None
-    # The baseline's own words, which a mutated twin keeps (`program_words`).
-    keep: frozenset[bytes] = frozenset()
+    # The baseline's own words, which a mutated twin keeps (`program_words`): read once, and
+    # only when a workload makes a mutated twin (a copy or lines twin needs none of them).
+    keep: Callable[[], frozenset[bytes]] = frozenset
     folders: dict[str, tuple[Path, ...]] = field(default_factory=dict)
     generated: list[Generated] = field(default_factory=list)
     _holdout_copy: Path | None = None
@@ -134,7 +136,8 @@ class _Maker:
         folder = self.fresh()
         # A mutated twin's changes come from the judgement's seed (kept in its facts).
         rng = random.Random(f"{self.seed}:{workload.id}:twin")
-        twin = make_twin(workload, self.baseline.root, folder, rng, self.keep)
+        keep = self.keep() if workload.twin == "mutated" else frozenset()
+        twin = make_twin(workload, self.baseline.root, folder, rng, keep)
         if twin is not None:
             self.folders[twin.id] = (folder,)
         return twin
@@ -167,7 +170,7 @@ def unseen_inputs(
             baseline,
             seed,
             holdout_source(loaded, holdout_dir),
-            _program_words(loaded, baseline),
+            functools.cache(lambda: _program_words(loaded, baseline)),
         )
         resolved = [maker.resolve(w) for w in loaded.manifest.workloads]
         twins = [t for w in resolved if (t := maker.twin(w)) is not None]
