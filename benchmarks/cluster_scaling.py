@@ -51,7 +51,7 @@ from speedproof.corpus.cache import VerificationCache
 from speedproof.corpus.generate import GenerationConfig, TrustedPair, build_pairs, verify_pairs
 from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.corpus.splits import load_split
-from speedproof.functions.verify import verify_candidate
+from speedproof.functions.verifier import verify_candidate
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from speedproof.corpus.literals import DEFAULT_CORPUS, SPLITS
 from speedproof.corpus.splits import load_split
 from speedproof.corpus.traps import TRAPS
 from speedproof.functions.case import Case
-from speedproof.functions.verify import verify_candidate
+from speedproof.functions.verifier import verify_candidate
 
 
 def drawn_cases(per_template: int) -> list[Case]:

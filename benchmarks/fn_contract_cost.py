@@ -21,9 +21,9 @@ import time
 
 from speedproof.corpus.families import FAMILIES
 from speedproof.corpus.generate import TrustedPair, _render
-from speedproof.functions import measure
+from speedproof.functions import instruction_cost as measure
 from speedproof.functions.case import Case
-from speedproof.functions.verify import verify_candidate
+from speedproof.functions.verifier import verify_candidate
 
 
 def sample(families: int) -> list[TrustedPair]:

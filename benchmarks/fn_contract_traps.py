@@ -18,7 +18,7 @@ import time
 from speedproof.corpus.generate import GenerationConfig, build_pairs
 from speedproof.corpus.traps import FAST_TRAPS_BY_CLASS
 from speedproof.functions.case import verification_inputs
-from speedproof.functions.verify import verify_candidate
+from speedproof.functions.verifier import verify_candidate
 
 PAID_ON = {
     "clamps-bounds-at-the-end": "prefix_range_query",

@@ -23,7 +23,7 @@ from speedproof.corpus.generate import GenerationConfig, build_pairs
 from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.corpus.splits import load_split
 from speedproof.functions.case import Case, InputSpec, make_case
-from speedproof.functions.verify import VerifyResult, verify_candidate
+from speedproof.functions.verifier import VerifyResult, verify_candidate
 
 COLLATZ = """def solve(xs):
     out = []

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from speedproof.functions.case import Case, load_case
+from speedproof.functions.instruction_cost import Measurement, MeasureSpec, measure_many
 from speedproof.functions.jobs import job_document, run_harness
-from speedproof.functions.measure import Measurement, MeasureSpec, measure_many
-from speedproof.functions.verify import verify_candidate
+from speedproof.functions.verifier import verify_candidate
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "src/speedproof/functions/examples"
 PAIRS = [

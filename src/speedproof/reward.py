@@ -41,7 +41,7 @@ from speedproof.cluster.jobs import Cluster, run_all
 from speedproof.cluster.spec import open_cluster
 from speedproof.corpus.errors import SplitBoundaryError
 from speedproof.corpus.evaluate import case_seed
-from speedproof.corpus.judge import Answer, Judged, judge_task, settle
+from speedproof.corpus.grading import Answer, Judged, judge_task, settle
 from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.functions.case import Case
 from speedproof.reward_input import RewardInputError as RewardInputError
@@ -100,7 +100,7 @@ def judge_all(
     seed: int | None = None,
 ) -> list[Judged]:
     """The verdict on each completion (`rewards` keeps only the reward)."""
-    from speedproof.functions.verify import verifier_digest
+    from speedproof.functions.verifier import verifier_digest
 
     if len(cases) != len(completions):
         raise RewardInputError(f"{len(cases)} cases but {len(completions)} completions")

@@ -10,7 +10,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from speedproof.functions.cli import _show, fn_app
-from speedproof.functions.verify import VerifyResult
+from speedproof.functions.verifier import VerifyResult
 from support.paths import ROOT
 
 EXAMPLES = ROOT / "src/speedproof/functions/examples"

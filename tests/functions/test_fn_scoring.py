@@ -16,7 +16,7 @@ from speedproof.functions.literal_budget import MAX_LITERAL_CHARS
 from speedproof.functions.reward_scale import WRONG_REWARD
 from speedproof.functions.sandbox import Limits
 from speedproof.functions.subset import SubsetError, check_subset
-from speedproof.functions.verify import VerifyResult, verify_candidate, verify_patch
+from speedproof.functions.verifier import VerifyResult, verify_candidate, verify_patch
 from speedproof.reward import rewards
 
 

@@ -25,7 +25,7 @@ from speedproof.corpus.prompts import canonical_patch
 from speedproof.corpus.splits import load_split
 from speedproof.corpus.traps import FAST_TRAPS, FAST_TRAPS_BY_CLASS, TRAPS, memorised_benchmarks
 from speedproof.functions.case import Case, benchmark_draws, save_case, verification_inputs
-from speedproof.functions.verify import VerifyResult, verify_candidate
+from speedproof.functions.verifier import VerifyResult, verify_candidate
 from speedproof.reward import rewards
 
 

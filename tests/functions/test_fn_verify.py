@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from speedproof.functions.case import Case, InputSpec, load_case, make_case
+from speedproof.functions.instruction_cost import MeasureSpec, measure_many
 from speedproof.functions.jobs import job_document, run_harness
-from speedproof.functions.measure import MeasureSpec, measure_many
 from speedproof.functions.sandbox import SandboxConfig
-from speedproof.functions.verify import (
+from speedproof.functions.verifier import (
     VerifyResult,
     verifier_digest,
     verify_candidate,

@@ -22,7 +22,7 @@ from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.corpus.prompts import canonical_patch
 from speedproof.corpus.splits import load_split
 from speedproof.functions.case import Case
-from speedproof.functions.verify import VerifyResult
+from speedproof.functions.verifier import VerifyResult
 from speedproof.functions.verify_job import VerifyJob, verify_job
 from support.corpus import padded, wrong_constant
 

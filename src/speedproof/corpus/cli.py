@@ -20,7 +20,7 @@ from speedproof.agents.providers.base import Provider
 from speedproof.agents.providers.registry import make_provider
 from speedproof.cluster.options import ClusterOption, WorkersOption
 from speedproof.console import report_console
-from speedproof.corpus.judge import CATEGORIES
+from speedproof.corpus.grading import CATEGORIES
 from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.errors import SpeedproofError
 

@@ -25,8 +25,8 @@ from speedproof.cluster.jobs import Cluster
 from speedproof.cluster.spec import cluster_scope
 from speedproof.corpus.dialogue import Dialogue, Rules, Turn, converse
 from speedproof.corpus.errors import SplitBoundaryError
+from speedproof.corpus.grading import Judged
 from speedproof.corpus.jsonl import append_rows, drop_torn_tail, read_rows
-from speedproof.corpus.judge import Judged
 from speedproof.corpus.prompts import canonical_patch
 from speedproof.functions.case import Case
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from speedproof.agents.providers.base import ChatMessage, Completion, Provider
 from speedproof.cluster.jobs import Batch, Cluster
-from speedproof.corpus.judge import Answer, Judged, judge_task, settle
+from speedproof.corpus.grading import Answer, Judged, judge_task, settle
 from speedproof.corpus.prompts import build_messages, retry_messages
 from speedproof.errors import InfrastructureError
 from speedproof.functions.case import Case, model_view
@@ -85,7 +85,7 @@ def converse(
 ) -> None:
     """Run every case's dialogue; see the module docstring. `seeds(case)` fixes a case's hidden
     inputs for all its attempts; without it each attempt draws a fresh seed here."""
-    from speedproof.functions.verify import verifier_digest
+    from speedproof.functions.verifier import verifier_digest
 
     digest = verifier_digest()
     size = 2 * cluster.slots

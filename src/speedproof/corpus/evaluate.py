@@ -34,8 +34,8 @@ from speedproof.agents.providers.base import Provider
 from speedproof.cluster.jobs import Cluster
 from speedproof.cluster.spec import cluster_scope
 from speedproof.corpus.dialogue import Dialogue, Rules, Turn, converse
+from speedproof.corpus.grading import CATEGORIES, Judged
 from speedproof.corpus.jsonl import append_rows, sha256_file
-from speedproof.corpus.judge import CATEGORIES, Judged
 from speedproof.extras import require
 from speedproof.functions.case import Case
 

@@ -30,7 +30,7 @@ from speedproof.corpus.literals import SPLITS, SplitName
 from speedproof.functions.case import Case, InputSpec, make_case
 
 if TYPE_CHECKING:
-    from speedproof.functions.verify import VerifyResult
+    from speedproof.functions.verifier import VerifyResult
     from speedproof.functions.verify_job import VerifyJob
 
 DEFAULT_SIZES: dict[SplitName, int] = {
@@ -232,7 +232,7 @@ def verify_pairs(
     The verifications run on `cluster` (local worker processes, `config.workers` of them, when
     None); the cache is written here, by the driver, as each verdict arrives.
     """
-    from speedproof.functions.verify import verifier_digest
+    from speedproof.functions.verifier import verifier_digest
 
     run = _Run(config, verifier_digest(), cache, {}, VerifyStats(), progress)
     todo: list[tuple[TrustedPair, str]] = []

@@ -32,7 +32,7 @@ from speedproof.corpus.cache import VerificationCache, verdict_key
 from speedproof.corpus.errors import CorpusError
 from speedproof.corpus.jsonl import append_rows, drop_torn_tail, read_rows, write_rows
 from speedproof.functions.case import Case
-from speedproof.functions.verify import VerifyResult, verifier_digest
+from speedproof.functions.verifier import VerifyResult, verifier_digest
 from speedproof.functions.verify_job import VerifyJob, settle, verify_job
 
 _NOT_JUDGED = frozenset({"infrastructure_error", "unstable"})

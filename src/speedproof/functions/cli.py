@@ -19,7 +19,7 @@ from speedproof.cluster.spec import DEFAULT_WORKERS
 from speedproof.console import report_console
 from speedproof.errors import PatchError, SpeedproofError
 from speedproof.functions.case import Case, Json, load_case
-from speedproof.functions.verify import VerifyResult, verify_candidate, verify_patch
+from speedproof.functions.verifier import VerifyResult, verify_candidate, verify_patch
 
 if TYPE_CHECKING:
     from speedproof.functions.batch import Settings as BatchSettings

@@ -3,9 +3,9 @@
 A table of answers computed before the run (outside any count) is work the measurement never
 sees: a 4,001-entry tuple of precomputed answers earned +4.36 on function-only counts while its
 whole process was 1.5x slower than the reference's. The calibration now charges compiling such a
-table (`measure.py`), but a table still pays wherever the calls it replaces cost more than parsing
-it, so its size is bounded too: the literals of one function (every str, int and float constant
-but its docstring, counted in characters of their text) may total at most
+table (`instruction_cost.py`), but a table still pays wherever the calls it replaces cost more
+than parsing it, so its size is bounded too: the literals of one function (every str, int and
+float constant but its docstring, counted in characters of their text) may total at most
 MAX_LITERAL_CHARS. Every reference and known-fast source of corpora v1 and v2 (750 sources) holds
 at most 18 such characters; 256 leaves 14 times that.
 """

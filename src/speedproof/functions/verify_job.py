@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from speedproof.cluster.jobs import Finished
 from speedproof.functions.case import Case
-from speedproof.functions.verify import VerifyResult, verify_candidate, verify_patch
+from speedproof.functions.verifier import VerifyResult, verify_candidate, verify_patch
 
 Kind = Literal["source", "patch"]
 

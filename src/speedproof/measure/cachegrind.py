@@ -1,8 +1,8 @@
 """Cachegrind, shared by its two users: the command prefix, the tool check and the output parser.
 
-Function mode (`speedproof.functions.measure`) counts a harness run and reads the count from a
-pipe; the instruction lane (`speedproof.measure.instructions`) counts a whole workload run and
-reads it from files in a folder bound writable into the sandbox. Both run
+Function mode (`speedproof.functions.instruction_cost`) counts a harness run and reads the
+count from a pipe; the instruction lane (`speedproof.measure.instructions`) counts a whole
+workload run and reads it from files in a folder bound writable into the sandbox. Both run
 `setarch <machine> -R valgrind --tool=cachegrind --cache-sim=no --branch-sim=no -q`:
 
 - `setarch -R` turns address randomisation off for valgrind and everything it runs. With it on,

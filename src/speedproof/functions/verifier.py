@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from speedproof.errors import InfrastructureError, PatchError
 from speedproof.functions.case import Case, Json, verification_inputs
+from speedproof.functions.instruction_cost import Measurement, MeasureSpec, measure_many
 from speedproof.functions.jobs import HarnessRun, InputResult, job_document, run_harness
-from speedproof.functions.measure import Measurement, MeasureSpec, measure_many
 from speedproof.functions.patches import apply_patch
 from speedproof.functions.reward_scale import WRONG_REWARD, correct_reward
 from speedproof.functions.sandbox import Limits, SandboxConfig
@@ -100,16 +100,16 @@ _SOURCES = (
     "contract.py",
     "draws.py",
     "harness.py",
+    "instruction_cost.py",
     "jobs.py",
     "literal_budget.py",
-    "measure.py",
     "object_values.py",
     "patches.py",
     "reward_scale.py",
     "sandbox.py",
     "seccomp.py",
     "subset.py",
-    "verify.py",
+    "verifier.py",
 )
 
 

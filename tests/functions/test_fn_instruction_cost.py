@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from speedproof.functions.jobs import HarnessRun
-from speedproof.functions.measure import (
+from speedproof.functions.instruction_cost import (
     IrRun,
     Measurement,
     MeasurementError,
     cachegrind_wrapper,
     parse_total_ir,
 )
+from speedproof.functions.jobs import HarnessRun
 from speedproof.functions.sandbox import Outcome
 
 OUTPUT = (

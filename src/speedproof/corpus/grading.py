@@ -132,7 +132,7 @@ def judge_answer(case: Case, answer: str, seed: int | None = None) -> Judged:
     a reward can be reproduced, on the trusted side only.
     """
     from speedproof.functions.patches import apply_patch
-    from speedproof.functions.verify import verifier_digest, verify_patch
+    from speedproof.functions.verifier import verifier_digest, verify_patch
 
     if not has_patch(answer):
         return Judged(
