@@ -124,9 +124,11 @@ class PolicyRules:
     statistical_support_required: bool = True
     # Per-metric limits that replace `guardrail_limit_pct` (a reported metric's tolerance).
     limits: tuple[tuple[str, float], ...] = ()
-    # The carry-over rule (docs/adr/0030, 0059): the share of a representative win that must
-    # reappear on every reading with unseen input, and the workloads whose wins are exempt.
+    # The carry-over rule (docs/adr/0030, 0059, 0076): the share of a representative win that
+    # must reappear on every holdout, the share a workload's own twin must keep, and the
+    # workloads whose wins are exempt.
     carry_over_fraction: float = 0.0
+    twin_carry_over_fraction: float = 0.0
     input_specific: tuple[str, ...] = ()
 
     def limit_for(self, metric: str) -> float:

@@ -3,8 +3,10 @@
 Pure like `policy.py` (the same import allow-list, tests/policy/test_policy.py). The win an accept
 rests on is held against every primary-metric reading of the holdout tier: holdouts (generated ones
 included) and the twin of that workload; any other twin is held against its own original's win
-when that original improved by at least the floor. Each must show `carry_over_fraction` of the
-win it is held against (docs/adr/0030, 0059).
+when that original improved by at least the floor. A holdout must show `carry_over_fraction` of
+the win it is held against, a twin `twin_carry_over_fraction` (docs/adr/0030, 0059, 0076): a twin
+is the same shape with new content, where real wins kept 79-107 %, while a holdout is another
+input, where a real win may be smaller.
 
 A twin of a workload with `twin = "copy"` (the same bytes under a fresh name) or `"lines"` (19
 lines in 20) is still answered by a table keyed by content, so it is *seen input*
@@ -73,9 +75,10 @@ def held_readings(evidence: Evidence, rules: PolicyRules, rests_on: str) -> list
     slow-request list shows only on a day of 8,420 lines with 1,200 slow requests), so it is held
     against that workload's own twin alone: the same shape with new content, where a stored
     answer still misses."""
-    fraction = rules.carry_over_fraction
     specific = rests_on in rules.input_specific
-    if fraction <= 0 or (specific and not _twin_measured(evidence, rules, rests_on)):
+    if rules.carry_over_fraction <= 0 or (
+        specific and not _twin_measured(evidence, rules, rests_on)
+    ):
         return None
     wins = {c.workload: c for c in primary_readings(evidence, rules, "representative")}
     if rests_on not in wins:
@@ -92,8 +95,15 @@ def held_readings(evidence: Evidence, rules: PolicyRules, rests_on: str) -> list
         else:
             continue  # a twin of a workload that won nothing says nothing about this win
         seen = c.workload in evidence.seen_inputs
-        held.append(Held(c, fraction * win.improvement_pct, seen))
+        held.append(Held(c, share(rules, c.workload) * win.improvement_pct, seen))
     return held
+
+
+def share(rules: PolicyRules, workload: str) -> float:
+    """The share of its win a holdout-tier reading must keep: a twin's own, else the holdouts'."""
+    if workload.endswith(TWIN_SUFFIX):
+        return max(rules.twin_carry_over_fraction, rules.carry_over_fraction)
+    return rules.carry_over_fraction
 
 
 def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verdict:
@@ -121,7 +131,7 @@ def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verd
     said = (
         f"{win.metric} improved by {win.improvement_pct:.2f}% on workload {win.workload}, and "
         f"{rules.carry_over_fraction:g} of each win must reappear on input the candidate has not "
-        "seen"
+        f"seen ({_twin_share(rules):g} on a workload's own twin)"
     )
     seen_only = held if held and all(h.seen for h in held) else []
     # The first of these that holds a reading decides; each names the readings it is about.
@@ -152,6 +162,10 @@ def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verd
             readings = "; ".join(h.describe() for h in chosen)
             return Verdict("inconclusive", (words.format(readings),), notes=notes)
     return Verdict(verdict.verdict, verdict.reasons, verdict.rests_on, verdict.lane, notes)
+
+
+def _twin_share(rules: PolicyRules) -> float:
+    return share(rules, TWIN_SUFFIX)
 
 
 def _seen_notes(held: list[Held]) -> tuple[str, ...]:
