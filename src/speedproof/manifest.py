@@ -289,6 +289,10 @@ class Sandbox(_Strict):
 # costs about 0.09 s of timed runs, so 20 s fits about 200 pairs.
 MAX_PAIRS_DEFAULT = 200
 MAX_MEASURE_S_DEFAULT = 20.0
+# Two minutes of timed runs a judgement: a 1 s workload at sqlparse's noise (7.6 % a pair) gets
+# the ~60 pairs a 5 % win needs instead of 10; a 40 ms workload never needs it (200 pairs fit
+# its 20 s).
+MAX_TOTAL_MEASURE_S_DEFAULT = 120.0
 
 
 class Policy(_Strict):
@@ -305,6 +309,10 @@ class Policy(_Strict):
     round_pairs: int = Field(default=10, ge=4, le=1000)
     max_pairs: int = Field(default=MAX_PAIRS_DEFAULT, ge=4, le=10000)
     max_measure_s: float = Field(default=MAX_MEASURE_S_DEFAULT, ge=0)
+    # After the first round the budget of each workload grows to what a win at the floor needs
+    # at the noise measured, every representative workload together at most this many seconds
+    # (docs/adr/0078); 0 keeps `max_measure_s` as the whole budget.
+    max_total_measure_s: float = Field(default=MAX_TOTAL_MEASURE_S_DEFAULT, ge=0)
     alpha: float = Field(default=0.05, gt=0, lt=0.5)
     # A fixed schedule instead: exactly this many pairs, one look.
     pairs: int | None = Field(default=None, ge=4, le=10000)

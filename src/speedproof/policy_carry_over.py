@@ -154,7 +154,7 @@ def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verd
             unresolved,
             f"{UNRESOLVED}: {said}; on {{}} the estimate is below that share but the interval "
             "still reaches it, and its pairs ran out before the interval fell wholly on one "
-            "side ([policy] max_measure_s bounds them).",
+            "side ([policy] max_measure_s and max_total_measure_s bound them).",
         ),
     ]
     for chosen, words in ways:

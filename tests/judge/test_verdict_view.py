@@ -11,7 +11,7 @@ from speedproof.evidence import Verdict
 from speedproof.judge.evaluate import GateRecord, Outcome
 from speedproof.judge.view import render_outcome
 
-KNOB = "its pairs ran out ([policy] max_measure_s bounds them)"
+KNOB = "its pairs ran out ([policy] max_measure_s and max_total_measure_s bound them)"
 
 
 def _shown(outcome: Outcome) -> str:

@@ -21,7 +21,7 @@ from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.stats import Schedule
-from support.sequential import manifest
+from support.sequential import per_workload_budget as manifest
 
 BUDGET = Schedule(round_pairs=10, max_pairs=200, budget_s=20.0)
 

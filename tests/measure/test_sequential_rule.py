@@ -13,7 +13,7 @@ from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.policy import decide
 from speedproof.stats import Schedule
 from speedproof.verify.verification import verify_options
-from support.sequential import manifest, stream
+from support.sequential import manifest, per_workload_budget, stream
 
 
 def run(recorded: RecordedWorkload, schedule: Schedule) -> tuple[str, int, Evidence]:
@@ -72,7 +72,7 @@ def test_a_time_budget_sizes_the_last_look_from_what_the_first_round_cost() -> N
     # Pairs of 0.1 s a side cost 0.2 s: a 9 s budget fits 45 pairs, which is 4 whole rounds.
     found = stream(200, 0.10, 1.0, seed=6)
     schedule = Schedule(round_pairs=10, max_pairs=200, budget_s=9.0)
-    rule = SequentialRule(manifest(), schedule, source=RecordedPairs({"parse": found}))
+    rule = SequentialRule(per_workload_budget(), schedule, source=RecordedPairs({"parse": found}))
     rule.run()
     assert rule.schedule.max_pairs == 40 and rule.schedule.budget_s is None
     assert rule.state.look <= 4

@@ -16,6 +16,14 @@ def manifest() -> Manifest:
     return parse_manifest(MANIFEST, "speedproof.toml")
 
 
+def per_workload_budget() -> Manifest:
+    """The toy manifest whose time budget is `max_measure_s` a workload alone, never raised to
+    what the first round's noise asks for (`max_total_measure_s = 0`)."""
+    found = manifest()
+    policy = found.policy.model_copy(update={"max_total_measure_s": 0.0})
+    return found.model_copy(update={"policy": policy})
+
+
 def stream(n: int, cv: float, ratio: float, seed: int) -> RecordedWorkload:
     rng = np.random.default_rng(seed)
     base = 0.1 * np.exp(rng.normal(0.0, cv, n))

@@ -44,10 +44,11 @@ def spread_of(c: Comparison) -> Spread | None:
 
 
 def unresolved_win_notes(
-    evidence: Evidence, rules: PolicyRules, schedule: Schedule
+    evidence: Evidence, rules: PolicyRules, schedule: Schedule, knob: str = "[policy] max_pairs"
 ) -> tuple[str, ...]:
     """One note per representative primary reading that improved by at least the floor without
-    significance, when the last look left the verdict inconclusive; otherwise none."""
+    significance, when the last look left the verdict inconclusive; otherwise none. `knob` is
+    the setting that bounded the last look, which the note tells the user to raise."""
     if not evidence.final or decide(evidence, rules).verdict != "inconclusive":
         return ()
     readings = timed_primary_readings(evidence, rules.primary_metric)
@@ -60,16 +61,16 @@ def unresolved_win_notes(
             and math.isfinite(c.improvement_pct)
             and rules.accept_floor_pct <= c.improvement_pct < 100.0
         ):
-            notes.append(_note(c, found[1], schedule, len(readings)))
+            notes.append(_note(c, found[1], schedule, len(readings), knob))
     return tuple(notes)
 
 
-def _note(c: Comparison, spread: float, schedule: Schedule, workloads: int) -> str:
+def _note(c: Comparison, spread: float, schedule: Schedule, workloads: int, knob: str) -> str:
     resolved = resolvable_win_pct(spread, schedule, workloads=workloads)
     needed = pairs_to_resolve(c.improvement_pct, spread, schedule, workloads=workloads)
     then = (
         f"a true win of {c.improvement_pct:.1f}% would need about {needed} pairs "
-        "([policy] max_pairs)"
+        f"({knob} bounded this schedule at {schedule.max_pairs})"
         if needed is not None
         else "a true win of that size would need more than 1000 pairs here; a deterministic "
         "lane (instructions) can resolve it"
@@ -91,10 +92,15 @@ PLAUSIBLE_Z = 1.28
 STOP_POWER = 0.5
 
 
-def beyond_budget(evidence: Evidence, rules: PolicyRules, schedule: Schedule) -> str | None:
+def beyond_budget(
+    evidence: Evidence,
+    rules: PolicyRules,
+    schedule: Schedule,
+    knob: str = "[policy] max_measure_s",
+) -> str | None:
     """A note when the schedule should stop early because no change its pairs make plausible
     could be shown by its last look: no win reaching the floor, no worsening beyond a limit;
-    None while some outcome is still within reach."""
+    None while some outcome is still within reach. `knob` bounded the last look."""
     if evidence.final or not schedule.stops_early:
         return None
     workloads = len(timed_primary_readings(evidence, rules.primary_metric)) or 1
@@ -121,12 +127,12 @@ def beyond_budget(evidence: Evidence, rules: PolicyRules, schedule: Schedule) ->
                 worst = c
     if hopes:
         hope, spread, c = max(hopes, key=lambda item: item[0])
-        return _stop_note(c, hope, spread, schedule, rules, workloads)
+        return _stop_note(c, hope, spread, schedule, rules, workloads, knob)
     if worst is None:
         return None
     return (
         f"measurement stopped early, at {worst.n} of the {schedule.max_pairs} pairs the time "
-        f"budget allows ([policy] max_measure_s): no worsening beyond a limit is plausible any "
+        f"budget allows ({knob}): no worsening beyond a limit is plausible any "
         f"more ({worst.metric} on workload {worst.workload} read {worst.render()})."
     )
 
@@ -138,6 +144,7 @@ def _stop_note(
     schedule: Schedule,
     rules: PolicyRules,
     workloads: int,
+    knob: str,
 ) -> str:
     if hope < rules.accept_floor_pct:
         would = f"below the {rules.accept_floor_pct:g}% floor"
@@ -147,7 +154,7 @@ def _stop_note(
         would = f"would need {count} pairs to be accepted half the time"
     return (
         f"measurement stopped early, at {c.n} of the {schedule.max_pairs} pairs the time "
-        f"budget allows ([policy] max_measure_s): {c.metric} on workload {c.workload} "
+        f"budget allows ({knob}): {c.metric} on workload {c.workload} "
         f"improved by {c.improvement_pct:.2f}%, and the largest win its pairs make plausible, "
         f"{hope:.2f}%, {would} at the noise measured (winsorized sd {spread * 100:.1f}% per "
         "pair)."

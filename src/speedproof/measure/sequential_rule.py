@@ -36,6 +36,14 @@ from typing import Protocol
 
 from speedproof.evidence import TWIN_SUFFIX, Comparison, Evidence
 from speedproof.manifest import Manifest, Workload
+from speedproof.measure.budget_sizing import (
+    CAP,
+    FLOOR,
+    PER_WORKLOAD,
+    TOTAL,
+    Sizing,
+    size_budget,
+)
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.resolution import beyond_budget, unresolved_win_notes
 from speedproof.measure.runner import PairSeries
@@ -57,6 +65,9 @@ SEEN_TWIN_KINDS = ("copy", "lines")
 # those, so only a machine that really got slower (contention, a throttled CPU) ends a series
 # before its planned last look, not the noise of the first estimate.
 BUDGET_GRACE = 1.10
+# The metrics every timed run gives; a budget is sized from the primary one's spread when it is
+# one of them, from wall time otherwise (an instruction count has no per-pair spread).
+TIMED = ("wall", "cpu", "memory")
 
 
 class PairSource(Protocol):
@@ -108,6 +119,8 @@ class SequentialRule:
     # The schedule's time budget in seconds of timed runs a workload may take, kept after the
     # first round has sized the last look from it (`Schedule.within_budget` drops it).
     budget_s: float | None = field(default=None, init=False)
+    # How the first round sized that budget, and the knob that bounds the last look.
+    sizing: Sizing | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.budget_s = self.schedule.budget_s
@@ -123,7 +136,7 @@ class SequentialRule:
             if ended is not None:
                 evidence = self._last_look(ended)
                 break
-            stop = beyond_budget(evidence, rules, self.schedule)
+            stop = beyond_budget(evidence, rules, self.schedule, self._knob())
             if stop is not None:
                 self.state.notes.append(stop)
                 evidence = self.evidence()
@@ -132,7 +145,7 @@ class SequentialRule:
             self.progress("round", f"look {self.state.look} is not settled; one more round")
             evidence = self._look(chosen)
             planned = self.schedule
-        unresolved = unresolved_win_notes(evidence, rules, planned)
+        unresolved = unresolved_win_notes(evidence, rules, planned, self._knob(raise_it=True))
         evidence = replace(evidence, measurement_notes=(*evidence.measurement_notes, *unresolved))
         return self._holdout(evidence)
 
@@ -146,9 +159,33 @@ class SequentialRule:
         for workload in workloads:
             self._round(workload, pairs, before)
         if self.schedule.budget_s is not None:
-            self.schedule = self.schedule.within_budget(self._pair_seconds(workloads))
-            self.progress("budget", f"the time budget allows {self.schedule.max_pairs} pairs")
+            self._size(workloads)
         return self.evidence()
+
+    def _size(self, workloads: Sequence[Workload]) -> None:
+        """Size the last look from the first round: its pairs' cost and spread, before any test
+        reads them (`budget_sizing`)."""
+        policy, pair_s = self.manifest.policy, self._pair_seconds(workloads)
+        scale = (self.budget_s or 0.0) / policy.max_measure_s if policy.max_measure_s else 1.0
+        metric = policy.primary_metric if policy.primary_metric in TIMED else "wall"
+        ratios = [
+            ([b.value(metric) for b, _ in pairs], [c.value(metric) for _, c in pairs])
+            for pairs in (self.state.series[w.id].complete_pairs() for w in workloads)
+        ]
+        self.sizing = size_budget(
+            self.schedule,
+            per_workload_s=self.budget_s or 0.0,
+            total_s=policy.max_total_measure_s * scale,
+            floor_pct=policy.accept_floor_pct,
+            pair_s=pair_s,
+            ratios=ratios,
+        )
+        self.budget_s = self.sizing.budget_s
+        cap = self.schedule.max_pairs
+        self.schedule = replace(self.schedule, budget_s=self.budget_s).within_budget(pair_s)
+        if self.schedule.max_pairs >= cap:
+            self.sizing = replace(self.sizing, knob=CAP)
+        self.progress("budget", self.sizing.describe(self.schedule.max_pairs))
 
     def _budget_ended(self, workloads: Sequence[Workload]) -> str | None:
         """Why the time budget makes the current look the last, or None while the next round
@@ -167,11 +204,21 @@ class SequentialRule:
         if not over:
             return None
         spent, projected, workload = max(over)
+        knob = self._knob()
         return (
-            f"the {self.budget_s:g} s measuring budget ran out ([policy] max_measure_s): "
+            f"the {self.budget_s:g} s measuring budget ran out ({knob}): "
             f"workload {workload} had taken {spent:.1f} s of timed runs, and the next round "
             f"of {step} pairs would take it to about {projected:.1f} s"
         )
+
+    def _knob(self, *, raise_it: bool = False) -> str:
+        """The setting that bounded the last look; with `raise_it`, the one to raise for more
+        pairs (a last look already sized to the floor's needs is raised by the total)."""
+        if self.sizing is None:
+            return CAP if self.budget_s is None else PER_WORKLOAD
+        if raise_it and self.sizing.knob == FLOOR:
+            return TOTAL
+        return self.sizing.knob
 
     def _last_look(self, why: str) -> Evidence:
         """The current look made the last one: it spends the alpha the looks before left."""

@@ -214,6 +214,12 @@ def _log_ratios(base: list[float], cand: list[float]) -> _LogRatios:
     )
 
 
+def log_ratio_winsorized_sd(base: list[float], cand: list[float]) -> float:
+    """The winsorized standard deviation of the per-pair log ratios ln(cand) - ln(base): the
+    spread the trimmed t's standard error is built from, without any test."""
+    return _log_ratios(base, cand).winsorized_sd
+
+
 def kept_pairs(n: int) -> int:
     """The pairs the trimmed mean of `n` keeps: int(TRIM × n) are set aside at each end."""
     return n - 2 * int(TRIM * n)
