@@ -64,3 +64,36 @@ def test_no_note_before_the_last_look_for_a_change_under_the_floor_or_for_a_verd
     assert unresolved_win_notes(_evidence(math.log(1.05), 0.3), RULES, SCHEDULE) == ()
     # a clear win is accepted: nothing left unresolved
     assert unresolved_win_notes(_evidence(math.log(0.8), 0.05), RULES, SCHEDULE) == ()
+
+
+def _with_count(evidence: Evidence, baseline: float, candidate: float) -> Evidence:
+    from dataclasses import replace
+
+    from speedproof.evidence import exact_comparison
+
+    count = exact_comparison(
+        workload="shop",
+        metric="instructions",
+        tier="representative",
+        lane="instructions",
+        baseline=baseline,
+        candidate=candidate,
+    )
+    return replace(evidence, comparisons=(*evidence.comparisons, count))
+
+
+def test_an_unresolved_win_says_whether_the_exact_instruction_count_supports_it() -> None:
+    evidence = _evidence(math.log(0.95), 0.3)
+    (bare,) = unresolved_win_notes(evidence, RULES, SCHEDULE)
+    assert "instruction count" not in bare
+    (backed,) = unresolved_win_notes(_with_count(evidence, 1000.0, 874.0), RULES, SCHEDULE)
+    assert "instruction count of that workload read -12.60%" in backed
+    assert backed.endswith("it supports a win of at least the floor.")
+    (against,) = unresolved_win_notes(_with_count(evidence, 1000.0, 1000.0), RULES, SCHEDULE)
+    assert against.endswith("it does not support a win.")
+
+
+def test_the_hint_names_the_setting_that_bounded_the_schedule() -> None:
+    evidence = _evidence(math.log(0.95), 0.3)
+    (note,) = unresolved_win_notes(evidence, RULES, SCHEDULE, "[policy] max_total_measure_s")
+    assert "([policy] max_total_measure_s bounded this schedule at 50)" in note
