@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from speedproof.cluster.jobs import Cluster, run_all
+from speedproof.cluster.preflight import function_needs
 from speedproof.cluster.spec import open_cluster
 from speedproof.corpus.errors import SplitBoundaryError
 from speedproof.corpus.evaluate import case_seed
@@ -88,7 +89,9 @@ def _cluster(spec: ClusterSpec) -> Cluster:
         return spec
     name = spec or "local"
     if name not in _CLUSTERS:
-        _CLUSTERS[name] = open_cluster(name, workers=max(2, len(os.sched_getaffinity(0))))
+        _CLUSTERS[name] = open_cluster(
+            name, workers=max(2, len(os.sched_getaffinity(0))), needs=function_needs()
+        )
     return _CLUSTERS[name]
 
 

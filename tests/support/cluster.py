@@ -21,6 +21,7 @@ from speedproof.corpus.generate import GenerationConfig, TrustedPair, build_pair
 from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.corpus.prompts import canonical_patch
 from speedproof.corpus.splits import load_split
+from speedproof.errors import InfrastructureError
 from speedproof.functions.case import Case
 from speedproof.functions.verifier import VerifyResult
 from speedproof.functions.verify_job import VerifyJob, verify_job
@@ -163,3 +164,8 @@ class Marks:
 def marks(path: Path) -> list[str]:
     """The kinds of the marks in `path`, in order: "start" and "end"."""
     return [line.split()[0] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def fails_for_the_node(job: VerifyJob) -> VerifyResult:
+    """A task that fails as a node without valgrind does: for the infrastructure, no verdict."""
+    raise InfrastructureError(f"valgrind is not installed on this node (case {job.case.id})")

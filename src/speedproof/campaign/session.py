@@ -34,6 +34,7 @@ from speedproof.campaign.loop import Setting
 from speedproof.campaign.options import CampaignOptions, OptionsError, seat
 from speedproof.campaign.records import CampaignLedger
 from speedproof.cluster.jobs import Cluster
+from speedproof.cluster.preflight import Needs, judge_needs
 from speedproof.cluster.spec import open_cluster
 from speedproof.errors import SpeedproofError
 from speedproof.ledger import LEDGER_FILE
@@ -150,7 +151,12 @@ def open_campaign(request: Request) -> Iterator[Opened]:
     )
     sandbox = make_sandbox(allow_unsandboxed=options.allow_unsandboxed)
     repo = repository_root(loaded.root.resolve())
-    with _cluster(options.cluster) as cluster:
+    needs = judge_needs(
+        loaded.manifest.target.language,
+        loaded.manifest.counts_instructions,
+        sandboxed=not options.allow_unsandboxed,
+    )
+    with _cluster(options.cluster, needs) as cluster:
         if options.resume is None:
             campaign = new_campaign_id()
             folder = (options.out or loaded.root / CAMPAIGNS_FOLDER / campaign).resolve()
@@ -196,13 +202,13 @@ def open_campaign(request: Request) -> Iterator[Opened]:
 
 
 @contextmanager
-def _cluster(spec: str | None) -> Iterator[Cluster | None]:
+def _cluster(spec: str | None, needs: Needs) -> Iterator[Cluster | None]:
     """The cluster candidates are judged on, opened before anything is made (one that does not
     answer leaves no campaign behind), or None to judge them here."""
     if spec is None:
         yield None
         return
-    with open_cluster(spec) as cluster:
+    with open_cluster(spec, needs=needs) as cluster:
         yield cluster
 
 

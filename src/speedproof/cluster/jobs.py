@@ -26,6 +26,10 @@ R = TypeVar("R")
 # Worker deaths one job survives. Ray's own default for tasks is 3 as well; a job that kills
 # its worker four times in a row is not going to succeed on a fifth.
 MAX_RETRIES = 3
+# Other nodes a job whose node failed it (lost, or unable to load it) is tried on, on a Ray
+# cluster. A job that fails on three different nodes fails because of itself, not of a node;
+# and each attempt of a timed judgement costs minutes of a measuring node.
+ELSEWHERE_RETRIES = 2
 LOCAL_NODE = "local"
 # The custom resource a node advertises for its measurement slot (`ray start --resources
 # '{"speedproof_slot": 1}'`): a job that asks for it holds the node's only slot while it runs.
@@ -52,12 +56,14 @@ class Placement:
 
 @dataclass(frozen=True)
 class NodeInfo:
-    """One node of a cluster: its id, address, CPUs and measurement slots."""
+    """One node of a cluster: its id, address, CPUs and measurement slots, and the key of the
+    host it runs on (`node_probe.host_facts`) once the preflight has asked it."""
 
     id: str
     address: str
     cpus: float
     slots: int
+    host: str | None = None
 
 
 def measuring_on(node: NodeInfo) -> Placement:

@@ -18,8 +18,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import speedproof
 from speedproof.cluster.errors import ClusterError
 from speedproof.cluster.jobs import LOCAL_NODE, Cluster, NodeInfo, current_node, describe
+from speedproof.cluster.node_probe import find_tool, host_facts, installed_version
 from speedproof.cluster.recording import Call, RecordingLedger, replay
 from speedproof.cluster.shipping import (
     bundle_revision,
@@ -70,18 +72,41 @@ class Judged:
     figure: str = ""
 
 
-def node_facts() -> dict[str, Any]:
-    """The node a job runs on: its cluster id, its host name and its machine's facts."""
+def node_facts(go: str | None = None) -> dict[str, Any]:
+    """The node a job runs on: its cluster id, its host (name and key), the speedproof and Ray
+    it runs, and its machine's facts, with `cores` the CPUs the node offers (a node may be given
+    fewer than its machine has) and Go's version when `go` is the target's toolchain."""
+    node = current_node() or LOCAL_NODE
+    described = describe_environment(go=go)
+    environment = {**described.as_dict(), "cores": node_cpus(node, described.cores)}
     return {
-        "id": current_node() or LOCAL_NODE,
+        "id": node,
         "hostname": socket.gethostname(),
-        "environment": describe_environment(go=None).as_dict(),
+        "host": host_facts(),
+        "speedproof": speedproof.__version__,
+        "ray": installed_version("ray"),
+        "environment": environment,
     }
+
+
+def node_cpus(node: str, machine: int) -> int | float:
+    """The CPUs a Ray node offers (its `CPU` resource, whole when it is whole); `machine`
+    outside Ray."""
+    if node == LOCAL_NODE:
+        return machine
+    from speedproof.cluster.ray_cluster import node_resources
+
+    cpus = float(node_resources(node).get("CPU", machine))
+    return int(cpus) if cpus.is_integer() else cpus
+
+
+def target_go(loaded: LoadedManifest) -> str | None:
+    """The `go` a Go target builds with on this node, for its version in the facts."""
+    return find_tool("go") if loaded.manifest.target.language == "go" else None
 
 
 def judge_on_node(job: JudgeJob) -> Judged:
     """The task: judge `job` here, in a folder of its own, removed however the job ends."""
-    node = node_facts()
     book = RecordingLedger()
     with job_folder() as folder:
         repo = unpack_revision(job.bundle, job.base_rev, folder / "repo")
@@ -89,8 +114,10 @@ def judge_on_node(job: JudgeJob) -> Judged:
         manifest.parent.mkdir(parents=True, exist_ok=True)
         manifest.write_text(job.manifest_text, encoding="utf-8")
         holdout = None if job.holdout is None else unpack_folder(job.holdout, folder / "holdout")
+        loaded = load_manifest(manifest)
+        node = node_facts(go=target_go(loaded))
         judge = Judge(
-            load_manifest(manifest),
+            loaded,
             sandbox=make_sandbox(allow_unsandboxed=job.unsandboxed),
             ledger=book,
             options=replace(job.options, repo=repo, cache_dir=None, holdout_dir=holdout),

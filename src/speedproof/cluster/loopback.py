@@ -80,6 +80,7 @@ def loopback_cluster(
     try:
         yield str(cluster.address)
     finally:
-        if ray.is_initialized():
+        # A process connected to another cluster (a test session's) keeps that connection.
+        if ray.is_initialized() and ray.get_runtime_context().gcs_address == cluster.address:
             ray.shutdown()
         cluster.shutdown()  # type: ignore[no-untyped-call]

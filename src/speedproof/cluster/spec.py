@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from speedproof.cluster.errors import ClusterError, ClusterUnavailable
 from speedproof.cluster.jobs import Cluster
 from speedproof.cluster.local import LocalCluster
+from speedproof.cluster.preflight import Needs
 
 DEFAULT_WORKERS = 2
 RAY_EXTRA = "pip install 'speedproof[ray]'"
@@ -28,8 +29,12 @@ def ray_address(spec: str) -> str:
     return os.environ.get("RAY_ADDRESS") or "auto"
 
 
-def open_cluster(spec: str | None = None, *, workers: int = DEFAULT_WORKERS) -> Cluster:
-    """The cluster `spec` names; see the module docstring."""
+def open_cluster(
+    spec: str | None = None, *, workers: int = DEFAULT_WORKERS, needs: Needs | None = None
+) -> Cluster:
+    """The cluster `spec` names; see the module docstring. A Ray cluster is connected to within
+    a deadline (`ray_connect`) and its nodes checked against `needs` (by default the driver's
+    speedproof version) before it is handed back (`preflight`)."""
     if spec in (None, "", "local"):
         return LocalCluster(workers)
     assert spec is not None
@@ -41,16 +46,26 @@ def open_cluster(spec: str | None = None, *, workers: int = DEFAULT_WORKERS) -> 
         raise ClusterUnavailable(f"the Ray back end needs Ray: {RAY_EXTRA}") from exc
     from speedproof.cluster.ray_cluster import RayCluster
 
-    return RayCluster(ray_address(spec))
+    cluster = RayCluster(ray_address(spec))
+    try:
+        cluster.preflight(needs or Needs())
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
 
 
 @contextmanager
 def cluster_scope(
-    cluster: Cluster | None = None, *, spec: str | None = None, workers: int = DEFAULT_WORKERS
+    cluster: Cluster | None = None,
+    *,
+    spec: str | None = None,
+    workers: int = DEFAULT_WORKERS,
+    needs: Needs | None = None,
 ) -> Iterator[Cluster]:
     """`cluster` as it is (its owner closes it), or one opened from `spec` and closed after."""
     if cluster is not None:
         yield cluster
         return
-    with open_cluster(spec, workers=workers) as opened:
+    with open_cluster(spec, workers=workers, needs=needs) as opened:
         yield opened

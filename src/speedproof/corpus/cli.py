@@ -100,6 +100,7 @@ def corpus_generate(
     cluster: ClusterOption = None,
 ) -> None:
     """Generate every pair, verify it (cached), stage the rows, then write splits and audit."""
+    from speedproof.cluster.preflight import function_needs
     from speedproof.cluster.spec import open_cluster
     from speedproof.corpus.cache import VerificationCache
     from speedproof.corpus.generate import AdequacyGate, GenerationConfig, stage
@@ -115,7 +116,7 @@ def corpus_generate(
     gate = AdequacyGate(lambda line: errors.print(line, highlight=False, markup=False))
     try:
         book = VerificationCache(cache or out / "verify-cache.jsonl")
-        with open_cluster(cluster, workers=workers) as running:
+        with open_cluster(cluster, workers=workers, needs=function_needs()) as running:
             rows, stats = stage(config, book, _progress_printer(), gate, running)
         write_staging(out, rows, config, len(gate.refused))
     except SpeedproofError as exc:
@@ -175,13 +176,14 @@ def corpus_audit(
 
 
 def _adequacy_audit(folder: Path, workers: int, spec: str | None) -> bool:
+    from speedproof.cluster.preflight import function_needs
     from speedproof.cluster.spec import open_cluster
     from speedproof.corpus.adequacy_audit import MIN_KILL_RATE, audit_cases, by_family
     from speedproof.corpus.splits import load_all
 
     cases = [case for split in load_all(folder).values() for case in split]
     try:
-        with open_cluster(spec, workers=workers) as running:
+        with open_cluster(spec, workers=workers, needs=function_needs()) as running:
             results = audit_cases(cases, cluster=running)
     except SpeedproofError as exc:
         raise _fail(str(exc)) from exc
@@ -219,13 +221,14 @@ def collect_command(
     workers: WorkersOption = 2,
 ) -> None:
     """Run a teacher on train cases; keep only passing turns; resumable."""
+    from speedproof.cluster.preflight import function_needs
     from speedproof.cluster.spec import open_cluster
     from speedproof.corpus.collect import CollectConfig, collect
     from speedproof.corpus.splits import load_split
 
     try:
         cases = load_split(corpus, "train")
-        with open_cluster(cluster, workers=workers) as running:
+        with open_cluster(cluster, workers=workers, needs=function_needs()) as running:
             stats = collect(
                 cases,
                 provider_from_spec(provider),
@@ -339,13 +342,14 @@ def eval_command(
     workers: WorkersOption = 2,
 ) -> None:
     """Evaluate a provider on a split: categories, per-family table, report, chart."""
+    from speedproof.cluster.preflight import function_needs
     from speedproof.cluster.spec import open_cluster
     from speedproof.corpus.evaluate import EvalConfig, evaluate
     from speedproof.corpus.splits import load_split, split_path
 
     try:
         cases = load_split(corpus, split)
-        with open_cluster(cluster, workers=workers) as running:
+        with open_cluster(cluster, workers=workers, needs=function_needs()) as running:
             report = evaluate(
                 cases,
                 provider_from_spec(provider),

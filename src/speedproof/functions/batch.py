@@ -11,8 +11,10 @@ drawn here and recorded with its result.
 The output holds one row per input row: the id, case id, seed, the node that ran it, whether it
 came from the cache, and every field of `VerifyResult`. Rows are appended with fsync as verdicts
 arrive, by this process only; a re-run with the same output skips every id already there, so an
-interrupted batch resumes where it stopped and no id is ever written twice. When every row is
-in, the file is rewritten in input order.
+interrupted batch resumes where it stopped and no id is ever written twice. A row that came back
+`infrastructure_error` (its node failed it, not its candidate) is no verdict: a re-run takes it
+out of the file and verifies it again, and says how many it retried. When every row is in, the
+file is rewritten in input order.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class Settings:
 class BatchReport:
     rows: int = 0
     already_done: int = 0
+    # Rows a previous run left as infrastructure_error, verified again by this one.
+    retried: int = 0
     cached: int = 0
     verified: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
@@ -177,10 +181,12 @@ def verify_batch(
     started = time.monotonic()
     rows = read_batch(rows_path)
     drop_torn_tail(out)
+    retried = _drop_unjudged(out)
     done = {str(row["id"]) for row in read_rows(out)}
     cases = _cases([(i, r) for i, r in rows if i not in done], settings.corpus)
     digest = verifier_digest()
-    report = BatchReport(rows=len(rows), already_done=len(done & {i for i, _ in rows}))
+    ids = {row_id for row_id, _ in rows}
+    report = BatchReport(rows=len(rows), already_done=len(done & ids), retried=len(retried & ids))
     todo: list[_Pending] = []
     for row_id, row in rows:
         if row_id in done:
@@ -202,6 +208,16 @@ def verify_batch(
     _in_input_order(out, [row_id for row_id, _ in rows])
     report.seconds = time.monotonic() - started
     return report
+
+
+def _drop_unjudged(out: Path) -> set[str]:
+    """Take the rows an infrastructure failure left out of `out` (atomically), so that they
+    run again; returns their ids."""
+    rows = read_rows(out)
+    failed = {str(row["id"]) for row in rows if row.get("status") == "infrastructure_error"}
+    if failed:
+        write_rows(out, [row for row in rows if str(row["id"]) not in failed])
+    return failed
 
 
 def _from_cache(

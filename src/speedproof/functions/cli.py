@@ -187,19 +187,21 @@ def _verify_batch(
     cache: Path | None,
     as_json: bool,
 ) -> int:
+    from speedproof.cluster.preflight import function_needs
     from speedproof.cluster.spec import open_cluster
     from speedproof.corpus.cache import VerificationCache
     from speedproof.functions.batch import verify_batch
 
     try:
         book = VerificationCache(cache) if cache is not None else None
-        with open_cluster(spec, workers=workers) as running:
+        with open_cluster(spec, workers=workers, needs=function_needs()) as running:
             report = verify_batch(rows, out, running, settings, cache=book)
     except SpeedproofError as exc:
         raise fail_on(exc, as_json=as_json) from exc
     summary = {
         "rows": report.rows,
         "already_done": report.already_done,
+        "retried": report.retried,
         "cached": report.cached,
         "verified": report.verified,
         "statuses": dict(sorted(report.statuses.items())),
@@ -211,7 +213,8 @@ def _verify_batch(
     else:
         report_console().print(
             f"{report.rows} rows: {report.verified} verified, {report.cached} from the cache, "
-            f"{report.already_done} already in {out}; {json.dumps(summary['statuses'])} "
+            f"{report.already_done} already in {out}, {report.retried} retried after an "
+            f"infrastructure error; {json.dumps(summary['statuses'])} "
             f"in {report.seconds:.1f} s"
         )
     return EXIT_INFRASTRUCTURE if report.unjudged else EXIT_PASSED

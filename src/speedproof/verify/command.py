@@ -18,6 +18,7 @@ from rich.table import Table
 
 from speedproof.cli_errors import fail_on
 from speedproof.cli_options import HoldoutDirOption
+from speedproof.cluster.preflight import judge_needs
 from speedproof.cluster.spec import open_cluster
 from speedproof.console import report_console
 from speedproof.errors import SpeedproofError
@@ -56,7 +57,14 @@ def render_rechecks(checks: list[Recheck], console: Console) -> None:
 
 def render_elsewhere(found: list[Elsewhere], console: Console) -> None:
     table = Table(
-        "candidate", "accepted on", "re-measured on", "verdict", "holds", "figure", "reason"
+        "candidate",
+        "accepted on",
+        "re-measured on",
+        "verdict",
+        "holds",
+        "elsewhere",
+        "figure",
+        "reason",
     )
     for item in found:
         check = item.check
@@ -66,11 +74,19 @@ def render_elsewhere(found: list[Elsewhere], console: Console) -> None:
             machine(item.measured_on),
             check.verdict,
             "[green]yes[/]" if check.holds else "[bold red]NO[/]",
+            "[green]yes[/]" if item.elsewhere else "[bold red]NO: same host[/]",
             check.figure,
             check.reasons[0] if check.reasons else "",
         )
     console.print(table)
     _flagged(sum(not item.holds for item in found), console)
+    same = sum(not item.elsewhere for item in found)
+    if same:
+        console.print(
+            f"[bold red]{same} check(s) were not measured elsewhere: the node that re-measured "
+            "shares the accepting node's host (or a host is not known); add a node on another "
+            "machine."
+        )
 
 
 def machine(node: dict[str, Any]) -> str:
@@ -157,7 +173,12 @@ def verify_command(
                     progress=progress,
                 ).run(chosen)
             else:
-                with open_cluster(cluster) as opened:
+                needs = judge_needs(
+                    loaded.manifest.target.language,
+                    loaded.manifest.counts_instructions,
+                    sandboxed=not no_sandbox,
+                )
+                with open_cluster(cluster, needs=needs) as opened:
                     checks = ElsewhereVerification(
                         loaded,
                         cluster=opened,
@@ -182,7 +203,7 @@ def _show(checks: list[Recheck] | list[Elsewhere], as_json: bool) -> None:
             render_rechecks(rechecks, report_console(least_width=160))
         if moved:
             render_elsewhere(moved, report_console(least_width=160))
-    if not all(c.holds for c in checks):
+    if not all(c.proven if isinstance(c, Elsewhere) else c.holds for c in checks):
         raise typer.Exit(EXIT_FLAGGED)
 
 

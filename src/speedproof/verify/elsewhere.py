@@ -15,6 +15,12 @@ origin "verify" (with its own node's facts), and a "verified" or "no-longer-hold
 to the original names both machines (`accepted_on`, `measured_on`). A candidate without node
 facts (judged without `--cluster`), or a cluster with no other node that offers a measurement
 slot, is an error naming why: never a quiet re-measurement on the same node.
+
+Elsewhere means another host, not only another node: two Ray nodes can share one machine. A
+host is named by its kernel's boot id (`cluster.node_probe`, shared by the containers of one
+machine), which both nodes' facts record. A node on another host is chosen when there is one;
+when there is none, the re-measurement still runs and its result says it was not elsewhere
+(`elsewhere` false, and `verify` exits 1), as it does when either node's host is not known.
 """
 
 from __future__ import annotations
@@ -50,12 +56,36 @@ class Elsewhere:
     def holds(self) -> bool:
         return self.check.holds
 
+    @property
+    def elsewhere(self) -> bool:
+        """Whether it was measured on another host than the one that accepted it."""
+        return other_host(self.accepted_on, self.measured_on)
+
+    @property
+    def proven(self) -> bool:
+        """It held, and on another host."""
+        return self.holds and self.elsewhere
+
     def to_json(self) -> dict[str, Any]:
         return {
             **self.check.to_json(),
+            "elsewhere": self.elsewhere,
             "accepted_on": self.accepted_on,
             "measured_on": self.measured_on,
         }
+
+
+def host_key(facts: dict[str, Any]) -> str | None:
+    """The host a node's facts name (`node_probe.host_facts`), None when they do not."""
+    host = facts.get("host")
+    key = host.get("key") if isinstance(host, dict) else None
+    return str(key) if key else None
+
+
+def other_host(accepted: dict[str, Any], measured: dict[str, Any]) -> bool:
+    """Both hosts known and different."""
+    first, second = host_key(accepted), host_key(measured)
+    return first is not None and second is not None and first != second
 
 
 def accepted_on(candidates: Sequence[Accepted]) -> dict[int, dict[str, Any]]:
@@ -116,7 +146,9 @@ class ElsewhereVerification:
         plan = []
         for index, candidate in enumerate(accepted):
             others = other_nodes(nodes, where[candidate.id], candidate.id)
-            plan.append((candidate, others[index % len(others)]))
+            apart = [node for node in others if node.host != host_key(where[candidate.id])]
+            choice = apart or others  # a node on the same host: the result says so
+            plan.append((candidate, choice[index % len(choice)]))
         results = self._judge_all(plan)
         found: list[Elsewhere] = []
         failures: list[str] = []
@@ -171,6 +203,12 @@ class ElsewhereVerification:
             judged.reasons,
         )
         found = Elsewhere(check, accepted, judged.node)
+        if not found.elsewhere:
+            self.progress(
+                "verify",
+                f"candidate {candidate.id} was re-measured on node {node.id[:12]}, on the same "
+                "host as the node that accepted it (or a host not known): not elsewhere",
+            )
         kind = "verified" if found.holds else "no-longer-holds"
         self.ledger.add_event(candidate.campaign, kind, found.to_json(), candidate_id=candidate.id)
         return found
