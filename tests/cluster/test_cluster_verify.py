@@ -5,7 +5,8 @@ the ledger; and the refusals when that cannot be done honestly.
 The not-held case is made the way it happens between real machines: the session's Ray cluster
 (`conftest`) gives TOY_ACCEL=1 to its extra node only, and `cluster_toy.accel_patch` is faster
 only where that is set (standing in for an optional native module or a CPU feature). Accepted
-on the extra node, it is re-measured on the head, where it does nothing."""
+on the extra node, it is re-measured on the head, where it does nothing. Both nodes share this
+machine, so neither re-measurement counts as elsewhere (another host), and the results say so."""
 
 from __future__ import annotations
 
@@ -119,8 +120,11 @@ def test_a_win_accepted_on_one_node_is_reported_held_or_not_held_on_another(
     code, (accel,) = _verify(repo, ledger, *elsewhere, str(landed["accel"]))
     assert code == 1  # it no longer holds
     code, (sets,) = _verify(repo, ledger, *elsewhere, str(landed["sets"]))
-    assert code == 0
+    # It holds, on another node of the same machine: that is not elsewhere, and it is said so.
+    assert code == 1
     assert (sets["mode"], sets["holds"], sets["verdict"]) == ("elsewhere", True, "accepted")
+    assert sets["elsewhere"] is False and accel["elsewhere"] is False
+    assert sets["accepted_on"]["host"]["key"] == sets["measured_on"]["host"]["key"]
     assert accel["holds"] is False and accel["verdict"] in ("inconclusive", "rejected")
     assert (sets["accepted_on"]["id"], sets["measured_on"]["id"]) == (ids["head"], ids["extra"])
     assert (accel["accepted_on"]["id"], accel["measured_on"]["id"]) == (ids["extra"], ids["head"])
