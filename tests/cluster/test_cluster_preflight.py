@@ -25,12 +25,19 @@ from pathlib import Path
 import pytest
 
 import speedproof
-from speedproof.cluster import LocalCluster, Placement, open_cluster
+from speedproof.cluster import Cluster, LocalCluster, Placement, open_cluster
 from speedproof.cluster.judging import node_facts
 from speedproof.cluster.node_probe import find_tool
 from speedproof.corpus.jsonl import read_rows
 from speedproof.functions.batch import verify_batch
-from support.cluster import CHEAP_STATUSES, cheap_rows, fails_for_the_node, write_jsonl
+from support.cluster import (
+    CHEAP_STATUSES,
+    DiesOn,
+    cheap_rows,
+    fails_for_the_node,
+    write_jsonl,
+)
+from support.cluster_toy import node_name
 
 TESTS = Path(__file__).resolve().parents[1]
 SRC = Path(speedproof.__file__).resolve().parents[1]
@@ -63,6 +70,12 @@ def mixed_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     node_env = [{"PYTHONPATH": good}, {"PYTHONPATH": os.pathsep.join([str(stub), good])}]
     with loopback_cluster(nodes=2, cpus=1, node_env=node_env) as address:
         yield address
+
+
+def _name_of(cluster: Cluster, node: str) -> str:
+    with cluster.batch(node_name) as batch:
+        batch.submit(None, Placement(node=node))
+        return str(batch.next_finished().value)
 
 
 def _free_port() -> int:
@@ -204,3 +217,16 @@ def test_measuring_nodes_on_one_host_and_a_measuring_driver_host_are_warned_abou
     assert len(shared) == 1 and all(node.id[:12] in shared[0] for node in nodes)
     assert any("the driver's host" in line and "is a measuring node" in line for line in said)
     assert len({node.host for node in nodes}) == 1
+
+
+def test_a_job_its_node_keeps_failing_runs_again_on_another_node_and_a_pinned_one_stays(
+    ray_address: str,
+) -> None:
+    with open_cluster("ray") as cluster, cluster.batch(DiesOn("head")) as batch:
+        head = next(n.id for n in cluster.nodes() if _name_of(cluster, n.id) == "head")
+        moved = [batch.submit(index) for index in range(4)]  # two of them are placed on the head
+        pinned = batch.submit(9, Placement(node=head))
+        done = {f.job: f for f in (batch.next_finished() for _ in range(5))}
+    assert [done[job].value for job in moved] == ["extra"] * 4
+    assert done[pinned].value is None and done[pinned].node == head
+    assert done[pinned].error is not None and "died" in done[pinned].error.lower()

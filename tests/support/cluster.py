@@ -169,3 +169,18 @@ def marks(path: Path) -> list[str]:
 def fails_for_the_node(job: VerifyJob) -> VerifyResult:
     """A task that fails as a node without valgrind does: for the infrastructure, no verdict."""
     raise InfrastructureError(f"valgrind is not installed on this node (case {job.case.id})")
+
+
+@dataclass(frozen=True)
+class DiesOn:
+    """A task that kills its worker (SIGKILL) whenever it runs on the node named `node` (the
+    session cluster's SPEEDPROOF_TEST_NODE), as on a node that cannot run the job; elsewhere it
+    returns that node's name."""
+
+    node: str
+
+    def __call__(self, payload: object) -> str:
+        here = os.environ.get("SPEEDPROOF_TEST_NODE", "?")
+        if here == self.node:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return here
