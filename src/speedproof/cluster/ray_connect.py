@@ -45,11 +45,11 @@ def bootstrap_address(address: str) -> str | None:
         return address.removeprefix("ray://")
     if address != "auto":
         return address
-    from ray._private.services import canonicalize_bootstrap_address
+    try:  # Ray's own lookup (a private module: should it move, only the deadline remains)
+        from ray._private.services import canonicalize_bootstrap_address
 
-    try:
         return canonicalize_bootstrap_address(address)
-    except (ConnectionError, ValueError):
+    except (ImportError, ConnectionError, ValueError):
         return None
 
 
