@@ -4,10 +4,12 @@ batch finishes on the others; a batch whose rows failed for the infrastructure r
 run again; measuring nodes on one host are warned about and are not "elsewhere" for each other.
 
 The mixed cluster here is a real two-node Ray cluster on 127.0.0.1 (`cluster.loopback`, real
-raylets from `ray.cluster_utils`, 1 CPU each: the lightest that fits 2 cores beside the shared
-session cluster), whose second node resolves `speedproof` to a stub package of another version
-put first on its PYTHONPATH, as a machine with a stale install would. Commands talk to it from
-fresh processes, as a user does, so this process stays connected to the session's cluster.
+raylets from `ray.cluster_utils` rather than `ray start` by hand, which leaves processes behind
+when a test fails; 1 CPU each, the lightest that fits 2 cores beside the tests' shared cluster),
+whose second node resolves `speedproof` to a stub package put first on its PYTHONPATH: one of
+another version, as a machine with a stale install, or one that fails to import. Commands talk
+to it from fresh processes, as a user does, so this process stays connected to the tests'
+shared cluster (`conftest`).
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def loopback_cluster(
     try:
         yield str(cluster.address)
     finally:
-        # A process connected to another cluster (a test session's) keeps that connection.
+        # A process connected to another cluster (the tests' shared one) keeps that connection.
         if ray.is_initialized() and ray.get_runtime_context().gcs_address == cluster.address:
             ray.shutdown()
         cluster.shutdown()  # type: ignore[no-untyped-call]

@@ -22,8 +22,9 @@ from speedproof.cluster.errors import ClusterUnavailable
 from speedproof.cluster.jobs import NodeInfo
 from speedproof.cluster.node_probe import host_facts
 
-# A worker's first task starts a Python process on its node (2-5 s at idle, over 20 s on a
-# 2-core machine at load 8, measured); a node still silent after this is left out.
+# A node's first task starts a worker process there: the whole preflight of 2 nodes took
+# 1.6-2.2 s at load 8 on 2 cores (benchmarks/cluster_preflight.py). 60 s leaves room for a node
+# busy with other work or with a cold disk; a node still silent then is left out.
 PROBE_TIMEOUT_S = 60.0
 FUNCTION_TOOLS = ("valgrind", "bwrap")
 LOGGER = logging.getLogger("speedproof.cluster")

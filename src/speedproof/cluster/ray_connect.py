@@ -18,8 +18,9 @@ from collections.abc import Callable
 from speedproof.cluster.errors import ClusterUnavailable
 
 TIMEOUT_VARIABLE = "SPEEDPROOF_RAY_CONNECT_TIMEOUT"
-# Connecting to a live head takes 1-4 s here (2 cores at load 4); 30 s leaves room for a slow
-# network and a loaded head, and keeps a wrong address well under a minute.
+# Connecting to a live head took 0.06-0.8 s here (2 cores at load 8,
+# benchmarks/cluster_preflight.py); 30 s leaves room for a slow network and a loaded head, and
+# keeps an address that never answers well under a minute.
 DEFAULT_TIMEOUT_S = 30.0
 FIX = "start one with `ray start --head` there, or set RAY_ADDRESS (or --cluster ray://HOST:PORT)"
 
