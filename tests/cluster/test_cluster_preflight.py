@@ -30,6 +30,7 @@ import speedproof
 from speedproof.cluster import Cluster, LocalCluster, Placement, open_cluster
 from speedproof.cluster.judging import node_facts
 from speedproof.cluster.node_probe import find_tool
+from speedproof.cluster.preflight import function_needs
 from speedproof.corpus.jsonl import read_rows
 from speedproof.functions.batch import verify_batch
 from support.cluster import (
@@ -152,10 +153,10 @@ def test_a_node_without_speedproof_says_so_in_its_preflight_answer(tmp_path: Pat
         "import json, sys; sys.path.insert(0, sys.argv[1]); "
         "from speedproof.cluster import node_probe as p; "
         "sys.modules.pop('speedproof'); sys.path.insert(0, sys.argv[2]); "
-        "print(json.dumps(p.probe(True, ('bwrap', 'no-such-tool-here'))))"
+        "print(json.dumps(p.probe(sys.argv[3], ('bwrap', 'no-such-tool-here'))))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(SRC), str(broken)],
+        [sys.executable, "-c", code, str(SRC), str(broken), str(function_needs().digest_module)],
         capture_output=True,
         text=True,
         check=True,

@@ -61,8 +61,9 @@ def installed_version(name: str) -> str | None:
         return None
 
 
-def _speedproof(digest: bool) -> dict[str, Any]:
-    """The node's speedproof: its version and, when asked, its verifier digest, or why not."""
+def _speedproof(digest_module: str | None) -> dict[str, Any]:
+    """The node's speedproof: its version and, when asked, its verifier digest (from
+    `digest_module`, the driver's module of `verifier_digest`), or why not."""
     try:
         module = importlib.import_module("speedproof")
     except Exception as exc:  # any failure to import is the answer, not a crash
@@ -71,21 +72,21 @@ def _speedproof(digest: bool) -> dict[str, Any]:
         "version": getattr(module, "__version__", None),
         "path": str(getattr(module, "__file__", "")),
     }
-    if digest:
+    if digest_module is not None:
         try:
-            verify = importlib.import_module("speedproof.functions.verify")
+            verify = importlib.import_module(digest_module)
             found["digest"] = str(verify.verifier_digest())
         except Exception as exc:
             found["error"] = f"its verifier cannot be loaded ({type(exc).__name__}: {exc})"
     return found
 
 
-def probe(digest: bool, tools: tuple[str, ...]) -> dict[str, Any]:
+def probe(digest_module: str | None, tools: tuple[str, ...]) -> dict[str, Any]:
     """The task the preflight pins to each node: what it has, as plain data."""
     return {
         "host": host_facts(),
         "python": sys.version.split()[0],
         "ray": installed_version("ray"),
-        "speedproof": _speedproof(digest),
+        "speedproof": _speedproof(digest_module),
         "tools": {name: find_tool(name) for name in tools},
     }

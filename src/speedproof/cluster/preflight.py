@@ -37,10 +37,12 @@ class NoCheckedNode(ClusterUnavailable):
 @dataclass(frozen=True)
 class Needs:
     """What every node must have: the driver's speedproof version, its verifier digest (None:
-    not checked, outside function mode) and these toolchains."""
+    not checked, outside function mode; `digest_module` is where a node computes its own) and
+    these toolchains."""
 
     version: str = speedproof.__version__
     digest: str | None = None
+    digest_module: str | None = None
     tools: tuple[str, ...] = ()
 
 
@@ -48,7 +50,9 @@ def function_needs() -> Needs:
     """Function mode: the same verifier, valgrind to count instructions, bwrap to sandbox."""
     from speedproof.functions.verify import verifier_digest
 
-    return Needs(digest=verifier_digest(), tools=FUNCTION_TOOLS)
+    return Needs(
+        digest=verifier_digest(), digest_module=verifier_digest.__module__, tools=FUNCTION_TOOLS
+    )
 
 
 def judge_needs(language: str, counts_instructions: bool, sandboxed: bool) -> Needs:

@@ -162,7 +162,7 @@ class RayCluster(Cluster):
         refs = {
             remote.options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node.id, soft=False)
-            ).remote(needs.digest is not None, needs.tools): node.id
+            ).remote(needs.digest_module, needs.tools): node.id
             for node in nodes
         }
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=PROBE_TIMEOUT_S)
