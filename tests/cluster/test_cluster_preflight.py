@@ -47,10 +47,19 @@ SRC = Path(speedproof.__file__).resolve().parents[1]
 STALE = "0.0.0+stale"
 
 
-def _stub(folder: Path, body: str) -> Path:
-    """A folder holding a package named speedproof whose __init__ is `body`."""
+def _stub(folder: Path, body: str, verifier: str | None = None) -> Path:
+    """A folder holding a package named speedproof whose __init__ is `body`, and, with
+    `verifier`, a module where the driver's `verifier_digest` lives whose digest is that."""
     (folder / "speedproof").mkdir(parents=True)
     (folder / "speedproof" / "__init__.py").write_text(body, encoding="utf-8")
+    if verifier is not None:
+        *packages, module = str(function_needs().digest_module).split(".")
+        place = folder.joinpath(*packages)
+        place.mkdir(parents=True, exist_ok=True)
+        for depth in range(2, len(packages) + 1):
+            folder.joinpath(*packages[:depth], "__init__.py").touch()
+        code = f"def verifier_digest():\n    return {verifier!r}\n"
+        (place / f"{module}.py").write_text(code, encoding="utf-8")
     return folder
 
 
@@ -64,8 +73,14 @@ def _env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
-# The second node's speedproof, and the reason the preflight gives for leaving it out.
+# The second node's speedproof (the same version with other verifier sources, another version,
+# or one that fails to import) and the reason the preflight gives for leaving it out.
 SECOND_NODES = {
+    "other-verifier": (
+        f"__version__ = {speedproof.__version__!r}\n",
+        "its verifier digest is 000000",
+        "install the same speedproof sources there",
+    ),
     "stale": (
         f"__version__ = {STALE!r}\n",
         f"it runs speedproof {STALE} (from ",
@@ -86,7 +101,8 @@ def mixed_cluster(
     from speedproof.cluster.loopback import loopback_cluster
 
     body, *said = SECOND_NODES[request.param]
-    stub = _stub(tmp_path_factory.mktemp(request.param), body)
+    verifier = "0" * 64 if request.param == "other-verifier" else None
+    stub = _stub(tmp_path_factory.mktemp(request.param), body, verifier)
     good = os.pathsep.join([str(SRC), str(TESTS)])
     node_env = [{"PYTHONPATH": good}, {"PYTHONPATH": os.pathsep.join([str(stub), good])}]
     with loopback_cluster(nodes=2, cpus=1, node_env=node_env) as address:
