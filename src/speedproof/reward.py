@@ -4,7 +4,7 @@
     rewards(cases, completions, *, cluster=None, seed=None) -> list[float | None]
     TrainingReward(corpus)   # TRL's reward_funcs shape: f(prompts, completions, **kwargs)
 
-A completion is read exactly as `fn eval` reads an answer (`corpus.judge.judge_answer`): the
+A completion is read exactly as `fn eval` reads an answer (`corpus.grading.judge_answer`): the
 SEARCH/REPLACE blocks or unified diff in it are applied to the case's reference, and the result
 goes through the verifier. What comes back (`functions/reward_scale.py`, ADR 0065):
 

@@ -48,7 +48,7 @@ class Needs:
 
 def function_needs() -> Needs:
     """Function mode: the same verifier, valgrind to count instructions, bwrap to sandbox."""
-    from speedproof.functions.verify import verifier_digest
+    from speedproof.functions.verifier import verifier_digest
 
     return Needs(
         digest=verifier_digest(), digest_module=verifier_digest.__module__, tools=FUNCTION_TOOLS
