@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from speedproof.init.checks import Validation, uncommitted, validate
+from speedproof.init.derive import Derived, derive, derived_inputs
 from speedproof.init.detect import detect_project
 from speedproof.init.first_run import FirstRun, Progress, first_run
 from speedproof.init.model import Project, ProjectLanguage, UsageProblem, WorkloadDraft
+from speedproof.init.notes import could_not_derive, timing_notes
 from speedproof.init.workload import draft_workload
-from speedproof.init.write import chosen_entry, render, write_manifest
+from speedproof.init.write import chosen_entry, render, writable, write_manifest
 
 EXIT_VALID = 0
 EXIT_INVALID = 1
@@ -56,6 +58,9 @@ class InitReport:
     # What init itself found wrong (an entry point `python -m` would not call) and advice.
     problems: tuple[str, ...] = ()
     advice: tuple[str, ...] = ()
+    # The workloads, holdout and twins init derived from the command, and what it could not.
+    derived: Derived = field(default_factory=Derived)
+    missing: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -72,6 +77,8 @@ class InitReport:
             "validation": self.validation.message,
             "problems": list(self.problems),
             "advice": list(self.advice),
+            "derived": asdict(self.derived),
+            "could_not_derive": list(self.missing),
             "exit_code": self.exit_code,
         }
 
@@ -86,12 +93,18 @@ def run_init(options: InitOptions, progress: Progress = _quiet) -> InitReport:
     draft = None
     if options.command:
         draft = draft_workload(project, options.command, cwd=options.cwd, stdin=options.stdin)
+    writable(root, force=options.force)
+    derived = derive(project, draft)
     shown = os.path.relpath(root, options.cwd)
-    path = write_manifest(root, render(project, draft, shown), force=options.force)
+    path = write_manifest(root, render(project, draft, shown, derived), force=options.force)
     progress(f"wrote {path}")
     first = FirstRun(ran=False, note="--no-run: nothing was built or timed")
+    dropped: list[str] = []
     if options.run:
         first = first_run(path, allow_unsandboxed=options.allow_unsandboxed, progress=progress)
+        derived, first, dropped = _without_failed(derived, first)
+        text = render(project, draft, shown, derived, timing_notes(first))
+        write_manifest(root, text, force=True)
     progress("validating the manifest")
     entry = chosen_entry(project, draft)
     problems = (entry.problem,) if entry is not None and entry.problem else ()
@@ -102,10 +115,34 @@ def run_init(options: InitOptions, progress: Progress = _quiet) -> InitReport:
         first=first,
         validation=validate(path),
         problems=problems,
-        advice=tuple(_advice(root, draft)),
+        advice=tuple(_advice(root, draft, derived)),
+        derived=derived,
+        missing=tuple(could_not_derive(project, derived, dropped)),
     )
 
 
-def _advice(root: Path, draft: WorkloadDraft | None) -> Sequence[str]:
+def _without_failed(derived: Derived, first: FirstRun) -> tuple[Derived, FirstRun, list[str]]:
+    """A derived workload whose baseline fails is left out, and said to be: it was init's
+    guess, not the user's command, so it does not fail init."""
+    failed = {t.id: t.message for t in first.workloads if t.status == "failed"}
+    gone = [w for w in derived.workloads if w.id in failed]
+    if not gone:
+        return derived, first, []
+    ids = {w.id for w in gone}
+    said = tuple(f"workload {i!r}:" for i in ids)
+    first = replace(
+        first,
+        workloads=tuple(t for t in first.workloads if t.id not in ids),
+        problems=tuple(p for p in first.problems if not p.startswith(said)),
+    )
+    kept = tuple(w for w in derived.workloads if w.id not in ids)
+    dropped = [
+        f"workload {w.id} ({w.how}): its baseline run failed, so it was left out: {failed[w.id]}"
+        for w in gone
+    ]
+    return replace(derived, workloads=kept), first, dropped
+
+
+def _advice(root: Path, draft: WorkloadDraft | None, derived: Derived) -> Sequence[str]:
     names = [] if draft is None else [*draft.files, *([draft.stdin] if draft.stdin else [])]
-    return uncommitted(root, names)
+    return uncommitted(root, [*names, *derived_inputs(derived)])

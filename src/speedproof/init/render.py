@@ -15,6 +15,7 @@ from speedproof.console import report_console
 from speedproof.errors import SpeedproofError
 from speedproof.init.command import EXIT_USAGE, InitOptions, InitReport, run_init
 from speedproof.init.first_run import FirstRun, WorkloadTiming
+from speedproof.init.length import GUESS_BELOW_PAIRS, spread_words
 from speedproof.init.model import Project, UsageProblem, WorkloadDraft
 from speedproof.init.write import roots_said
 
@@ -56,6 +57,10 @@ def show(report: InitReport, console: Console) -> None:
         console.print(f"[green]manifest validate:[/] {escape(report.validation.message)}")
     else:
         console.print("[bold red]manifest validate:[/] " + escape(report.validation.message))
+    if report.missing:
+        console.print("[yellow]could not derive:[/]")
+        for line in report.missing:
+            console.print(f"  - {escape(line)}")
     verdict = "[green]ready to judge[/]" if report.exit_code == 0 else "[red]not ready[/]"
     console.print(f"{verdict}: speedproof judge PATCH --manifest {escape(str(report.manifest))}")
 
@@ -93,7 +98,7 @@ def _ms(value: float | None) -> str:
 def _row(timing: WorkloadTiming) -> list[str]:
     spread = "-"
     if timing.spread_pct is not None:
-        spread = f"{timing.spread_pct:.1f}% ({timing.pairs} pairs)"
+        spread = spread_words(timing.spread_pct, timing.pairs)
     span = "-" if timing.min_ms is None else f"{_ms(timing.min_ms)}–{_ms(timing.max_ms)}"
     share = "-" if timing.startup_share is None else f"{timing.startup_share * 100:.0f}%"
     win = "-"
@@ -110,6 +115,11 @@ def _row(timing: WorkloadTiming) -> list[str]:
         win,
         f"[{style}]{timing.status}[/]",
     ]
+
+
+def _count(pairs: list[int]) -> str:
+    low, high = min(pairs), max(pairs)
+    return f"{low}" if low == high else f"{low}-{high}"
 
 
 def _first_run(first: FirstRun, console: Console) -> None:
@@ -134,6 +144,13 @@ def _first_run(first: FirstRun, console: Console) -> None:
         for timing in first.workloads:
             table.add_row(*_row(timing))
         console.print(table)
+        guessed = [t.pairs for t in first.workloads if t.spread_pct is not None]
+        if guessed and min(guessed) < GUESS_BELOW_PAIRS:
+            console.print(
+                f"spread: a guess from {_count(guessed)} pairs; the judge does not use "
+                "it: it measures its own noise on every judgement, and a win inside that noise "
+                "ends inconclusive"
+            )
         for timing in first.workloads:
             style = _STATUS_STYLE[timing.status]
             said = f"{timing.id}: {timing.status}: {timing.message}"

@@ -50,7 +50,7 @@ def draft_workload(
     return WorkloadDraft(
         command=tuple(command),
         entry=entry,
-        id=_workload_id(inputs.files, stdin_name, entry.name),
+        id=workload_id(inputs.files, stdin_name, entry.name),
         args=tuple(inputs.args),
         files=tuple(dict.fromkeys(inputs.files)),
         stdin=stdin_name,
@@ -178,7 +178,7 @@ def _path_or_word(token: str, cwd: Path, root: Path, inputs: _Inputs) -> str:
     return relative
 
 
-def _workload_id(files: Sequence[str], stdin: str | None, entry: str) -> str:
+def workload_id(files: Sequence[str], stdin: str | None, entry: str) -> str:
     """A name for the workload: its first input's stem (`big` for data/big.sql), else the
     entry point's."""
     named = [*files, *([stdin] if stdin else [])]

@@ -11,10 +11,12 @@ from __future__ import annotations
 import shlex
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from speedproof.errors import InfrastructureError
 from speedproof.init.bench_example import bench_example
+from speedproof.init.derive import Derived
 from speedproof.init.model import EntryPoint, Project, UsageProblem, WorkloadDraft
 from speedproof.init.toml_text import toml_value
 from speedproof.manifest import MANIFEST_NAME
@@ -26,6 +28,14 @@ COMMENT_WIDTH = 98
 # The placeholder workload's arguments: options, then an input under data/.
 EXAMPLE_ARGS = ["--option", "value", "data/typical.txt"]
 GUARDRAILS = {"go": ["cpu", "memory", "binary_size"], "python": ["cpu", "memory"]}
+
+
+@dataclass(frozen=True)
+class TimingNotes:
+    """The first run's figures, as comment lines at the manifest's end."""
+
+    sandbox: str
+    lines: tuple[str, ...]
 
 
 def comment(text: str) -> str:
@@ -55,7 +65,13 @@ def _others(project: Project, entry: EntryPoint | None) -> list[str]:
     return lines
 
 
-def render(project: Project, draft: WorkloadDraft | None, manifest_arg: str) -> str:
+def render(
+    project: Project,
+    draft: WorkloadDraft | None,
+    manifest_arg: str,
+    derived: Derived | None = None,
+    timings: TimingNotes | None = None,
+) -> str:
     import jinja2
 
     environment = jinja2.Environment(
@@ -83,19 +99,27 @@ def render(project: Project, draft: WorkloadDraft | None, manifest_arg: str) -> 
         protect_paths=[f if f.startswith("..") else f"/{f}" for f in folders],
         guardrails=GUARDRAILS[project.language],
         bench_example=bench_example(project.benchmarks[0]) if project.benchmarks else [],
+        derived=derived or Derived(),
+        timings=timings,
     )
 
 
 def write_manifest(root: Path, text: str, *, force: bool) -> Path:
     """Write `text` as the manifest in `root`; an existing one is kept unless `force`."""
+    path = writable(root, force=force)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InfrastructureError(f"cannot write {path}: {exc.strerror}") from exc
+    return path
+
+
+def writable(root: Path, *, force: bool) -> Path:
+    """The manifest's path in `root`; UsageProblem when one is there and `force` is not given."""
     path = root / MANIFEST_NAME
     if path.exists() and not force:
         raise UsageProblem(
             f"{path} already exists; init does not overwrite a manifest: pass --force to "
             "replace it, or check it with `speedproof manifest validate`"
         )
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InfrastructureError(f"cannot write {path}: {exc.strerror}") from exc
     return path
