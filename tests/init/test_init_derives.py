@@ -122,7 +122,6 @@ def test_what_init_could_not_derive_is_listed_at_the_end_of_its_output_and_in_th
     assert "a second workload, a holdout and twins: the command names 2 inputs" in " ".join(
         tail.split()
     )
-    assert "Go benchmarks as workloads (BenchmarkNormalise)" in " ".join(tail.split())
     assert "ready to judge" in tail
     text = (repo / "speedproof.toml").read_text()
     assert "# What init could not derive:\n# - a second workload, a holdout and twins" in text
@@ -169,3 +168,23 @@ def test_init_s_manifest_on_logstat_unedited_rejects_a_behaviour_change_its_inpu
 
     assert answer["verdict"] == "rejected", (answer["reasons"], answer.get("message"))
     assert "api-2024-03-12" in str(answer["reasons"])
+
+
+def test_a_go_project_s_benchmarks_become_the_workloads_of_a_manifest_of_their_own(
+    outside: Path,
+) -> None:
+    repo = _logtop(outside)
+
+    done = speedproof(
+        repo, "init", "--json", "--no-run", "--", "./logtop", "-top", "5", "data/access.log"
+    )
+
+    answer = json_of(done)
+    assert answer["bench_manifest"] == str(repo / "speedproof-bench.toml")
+    bench = parse_manifest((repo / "speedproof-bench.toml").read_text())
+    assert [(w.id, w.bench, w.package) for w in bench.workloads] == [
+        ("normalise", "BenchmarkNormalise", ".")
+    ]
+    assert bench.reported is not None and bench.reported.primary == "ns_per_op"
+    validated = speedproof(repo, "manifest", "validate", "speedproof-bench.toml")
+    assert validated.returncode == 0, validated.stdout + validated.stderr

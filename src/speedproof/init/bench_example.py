@@ -45,7 +45,23 @@ def _workload(bench: Benchmark) -> list[str]:
 
 def bench_example(bench: Benchmark) -> list[str]:
     """The TOML lines that measure a project by `bench` alone."""
-    lines = [*_workload(bench), "", "[behaviour]", "compare_stdout = false", ""]
+    return [*_workload(bench), "", *bench_sections(bench)]
+
+
+def bench_workloads(benches: list[Benchmark]) -> list[str]:
+    """One workload a benchmark, the first of each id kept (ids are case-folded names)."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for bench in benches:
+        if workload_id(bench) not in seen:
+            seen.add(workload_id(bench))
+            lines += [*_workload(bench), ""]
+    return lines
+
+
+def bench_sections(bench: Benchmark) -> list[str]:
+    """[behaviour], [reported] and [policy] for benchmarks of `bench`'s kind."""
+    lines = ["[behaviour]", "compare_stdout = false", ""]
     lines += [
         "[reported]",
         f'primary = "{NS_PER_OP}"',

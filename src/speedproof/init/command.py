@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from speedproof.init.bench_manifest import write_bench_manifest
 from speedproof.init.checks import Validation, uncommitted, validate
 from speedproof.init.derive import Derived, derive, derived_inputs
 from speedproof.init.detect import detect_project
@@ -61,6 +62,8 @@ class InitReport:
     # The workloads, holdout and twins init derived from the command, and what it could not.
     derived: Derived = field(default_factory=Derived)
     missing: tuple[str, ...] = ()
+    # speedproof-bench.toml, when the project's Go benchmarks were written as its workloads.
+    bench_manifest: Path | None = None
 
     @property
     def exit_code(self) -> int:
@@ -79,6 +82,7 @@ class InitReport:
             "advice": list(self.advice),
             "derived": asdict(self.derived),
             "could_not_derive": list(self.missing),
+            "bench_manifest": None if self.bench_manifest is None else str(self.bench_manifest),
             "exit_code": self.exit_code,
         }
 
@@ -95,6 +99,7 @@ def run_init(options: InitOptions, progress: Progress = _quiet) -> InitReport:
         draft = draft_workload(project, options.command, cwd=options.cwd, stdin=options.stdin)
     writable(root, force=options.force)
     derived = derive(project, draft)
+    bench, bench_missing = write_bench_manifest(project, force=options.force)
     shown = os.path.relpath(root, options.cwd)
     path = write_manifest(root, render(project, draft, shown, derived), force=options.force)
     progress(f"wrote {path}")
@@ -117,7 +122,8 @@ def run_init(options: InitOptions, progress: Progress = _quiet) -> InitReport:
         problems=problems,
         advice=tuple(_advice(root, draft, derived)),
         derived=derived,
-        missing=tuple(could_not_derive(project, derived, dropped)),
+        missing=tuple(could_not_derive(derived, dropped, bench_missing)),
+        bench_manifest=bench,
     )
 
 

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from speedproof.init.derive import Derived
 from speedproof.init.first_run import FirstRun
 from speedproof.init.length import GUESS_BELOW_PAIRS, spread_words
-from speedproof.init.model import Project
 from speedproof.init.write import TimingNotes
 
 
@@ -36,15 +35,7 @@ def timing_notes(first: FirstRun) -> TimingNotes | None:
     return TimingNotes(first.sandbox, tuple(lines))
 
 
-def could_not_derive(project: Project, derived: Derived, dropped: Sequence[str]) -> list[str]:
-    """Everything init left to the user, one line each, with how to add it."""
-    found = [*derived.missing, *dropped]
-    go = [b.name for b in project.benchmarks if b.kind == "go"]
-    if go:
-        found.append(
-            f"Go benchmarks as workloads ({', '.join(go)}): the reported lane reads every "
-            "workload of a manifest as a benchmark's run, so they cannot sit beside timed "
-            "commands; the manifest's comments hold the first one's declaration for a manifest "
-            "of its own (`judge --manifest speedproof-bench.toml`)"
-        )
-    return found
+def could_not_derive(derived: Derived, dropped: Sequence[str], bench: Sequence[str]) -> list[str]:
+    """Everything init left to the user, one line each, with how to add it: from deriving, the
+    derived workloads the first run dropped, and the benchmark manifest."""
+    return [*derived.missing, *dropped, *bench]

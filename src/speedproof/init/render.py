@@ -57,6 +57,9 @@ def show(report: InitReport, console: Console) -> None:
         console.print(f"[green]manifest validate:[/] {escape(report.validation.message)}")
     else:
         console.print("[bold red]manifest validate:[/] " + escape(report.validation.message))
+    if report.bench_manifest is not None:
+        said = f"wrote {report.bench_manifest}: the Go benchmarks as workloads of the reported lane"
+        console.print(escape(said))
     if report.missing:
         console.print("[yellow]could not derive:[/]")
         for line in report.missing:
