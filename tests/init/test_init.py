@@ -185,7 +185,8 @@ def test_init_finds_the_console_script_the_pytest_setup_and_the_venv_outside_the
     assert workload["files"] == ["data/words.txt"]
     first = answer["first_run"]
     assert first["ok"] and first["build_ok"] and first["sandbox"] == "bwrap"
-    (timing,) = first["workloads"]
+    timing = first["workloads"][0]
+    assert timing["id"] == "words"
     assert timing["status"] in ("long enough", "too short"), timing
     assert timing["runs"] >= 2 and timing["median_ms"] > 0
     assert answer["valid"] is True
@@ -233,7 +234,8 @@ def test_a_real_speedup_judged_through_the_manifest_init_wrote_is_accepted(logto
     answer = json_of(judged)
     assert answer["verdict"] == "accepted", (answer["reasons"], answer.get("message"))
     assert judged.returncode == 0
-    assert answer["rests_on"] == "access"
+    # Both representative workloads (the log and init's mutated copy of it) show the win.
+    assert answer["rests_on"] in ("access", "access-mutated")
 
 
 def test_init_refuses_to_overwrite_a_manifest_unless_forced(logtop: Path) -> None:

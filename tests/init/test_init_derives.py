@@ -188,3 +188,19 @@ def test_a_go_project_s_benchmarks_become_the_workloads_of_a_manifest_of_their_o
     assert bench.reported is not None and bench.reported.primary == "ns_per_op"
     validated = speedproof(repo, "manifest", "validate", "speedproof-bench.toml")
     assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_a_second_input_whose_name_reads_as_the_same_id_gets_its_own(outside: Path) -> None:
+    repo = lay_out(outside / "logtop", LOGTOP)
+    access_log(repo / "data" / "access.1.log", 2_000)
+    access_log(repo / "data" / "access.2.log", 3_000)
+    commit(repo, "logtop")
+
+    done = speedproof(repo, "init", "--no-run", "--", "./logtop", "data/access.1.log")
+
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    manifest = parse_manifest((repo / "speedproof.toml").read_text())
+    assert [(w.id, w.files) for w in manifest.workloads if w.tier == "representative"] == [
+        ("access", ["data/access.1.log"]),
+        ("access-2", ["data/access.2.log"]),
+    ]

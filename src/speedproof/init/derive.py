@@ -96,6 +96,13 @@ class _Deriver:
     input: str
     missing: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    _keep: frozenset[bytes] | None = None
+
+    def _id(self, path: Path) -> str:
+        """The file's stem as an id, told apart from the draft's (`shop.1.log` and `shop.2.log`
+        both read `shop`)."""
+        found = workload_id([path.name], None, path.name)
+        return f"{found}-2" if found == self.draft.id else found
 
     def run(self) -> Derived:
         path = (self.project.root / self.input).resolve()
@@ -135,7 +142,7 @@ class _Deriver:
             sniffed = detect_kind(sibling.name, sibling.read_bytes()[:SNIFF_BYTES])
             return self._on(
                 name,
-                _id(sibling),
+                self._id(sibling),
                 "representative",
                 f"the same command on {name}, another {''.join(path.suffixes) or 'suffix-less'} "
                 f"file beside {self.input}, within {SIZE_RATIO:g}x of its size",
@@ -154,7 +161,7 @@ class _Deriver:
         self.written.append(name)
         return self._on(
             name,
-            _id(variant),
+            self._id(variant),
             "representative",
             f"the same command on {name}, which init wrote: {self.input} with nine records in "
             f"ten changed and its words spelt anew (seed {VARIANT_SEED}), the program's own "
@@ -184,9 +191,12 @@ class _Deriver:
         return top.parent / f"{top.name}{HOLDOUT_SUFFIX}"
 
     def _mutated(self, content: bytes, kind: Kind, seed: int) -> bytes:
-        inputs = {(self.project.root / self.input).resolve()}
-        keep = program_words(self.project.root, self.project.language, lambda p: p in inputs)
-        return mutated_twin(content, kind, random.Random(seed), keep)
+        if self._keep is None:
+            # Read once: the variant and the holdout keep the same words.
+            inputs = {(self.project.root / self.input).resolve()}
+            language = self.project.language
+            self._keep = program_words(self.project.root, language, lambda p: p in inputs)
+        return mutated_twin(content, kind, random.Random(seed), self._keep)
 
     def _on(
         self, name: str, ident: str, tier: str, how: str, twin: str | None = None
@@ -224,10 +234,6 @@ def _sibling(path: Path, size: int) -> Path | None:
 
 def _stem(path: Path) -> str:
     return path.name[: len(path.name) - len("".join(path.suffixes))] or path.name
-
-
-def _id(path: Path) -> str:
-    return workload_id([path.name], None, path.name)
 
 
 def _relative(path: Path, root: Path) -> str:
