@@ -144,7 +144,7 @@ class _Deriver:
                 name,
                 self._id(sibling),
                 "representative",
-                f"the same command on {name}, another {''.join(path.suffixes) or 'suffix-less'} "
+                f"the same command on {name}, another {path.suffix or 'suffix-less'} "
                 f"file beside {self.input}, within {SIZE_RATIO:g}x of its size",
                 twin="mutated" if sniffed in _TEXT_KINDS else None,
             )
@@ -155,7 +155,7 @@ class _Deriver:
                 "[[workloads]] entry with another input a user runs"
             )
             return None
-        variant = path.with_name(f"{_stem(path)}-mutated{''.join(path.suffixes)}")
+        variant = path.with_name(f"{path.stem}-mutated{path.suffix}")
         variant.write_bytes(self._mutated(content, kind, VARIANT_SEED))
         name = _relative(variant, self.project.root)
         self.written.append(name)
@@ -222,18 +222,14 @@ def _sibling(path: Path, size: int) -> Path | None:
     for other in path.parent.iterdir():
         if other == path or other.name.startswith(".") or other.is_symlink():
             continue
-        if not other.is_file() or "".join(other.suffixes) != "".join(path.suffixes):
+        if not other.is_file() or other.suffix != path.suffix:
             continue
-        if other.name.endswith(f"-mutated{''.join(path.suffixes)}"):
+        if other.name.endswith(f"-mutated{path.suffix}"):
             continue
         bytes_ = other.stat().st_size
         if size and bytes_ and abs(math.log(bytes_ / size)) <= math.log(SIZE_RATIO):
             found.append((abs(math.log(bytes_ / size)), other.name, other))
     return min(found)[2] if found else None
-
-
-def _stem(path: Path) -> str:
-    return path.name[: len(path.name) - len("".join(path.suffixes))] or path.name
 
 
 def _relative(path: Path, root: Path) -> str:
