@@ -204,3 +204,45 @@ def test_a_second_input_whose_name_reads_as_the_same_id_gets_its_own(outside: Pa
         ("access", ["data/access.1.log"]),
         ("access-2", ["data/access.2.log"]),
     ]
+
+
+LINECOUNT = {
+    "go.mod": "module example.com/linecount\n\ngo 1.22\n",
+    "main.go": """\
+// linecount counts the lines of a file, and refuses one that says it is broken.
+package main
+
+import (
+\t"bytes"
+\t"fmt"
+\t"os"
+)
+
+func main() {
+\tdata, err := os.ReadFile(os.Args[1])
+\tif err != nil || bytes.Contains(data, []byte("broken")) {
+\t\tfmt.Fprintln(os.Stderr, "cannot read", os.Args[1])
+\t\tos.Exit(2)
+\t}
+\tfmt.Println(bytes.Count(data, []byte("\\n")))
+}
+""",
+}
+
+
+def test_a_derived_workload_whose_baseline_fails_is_left_out_and_named(outside: Path) -> None:
+    repo = lay_out(outside / "linecount", LINECOUNT)
+    (repo / "data").mkdir()
+    (repo / "data" / "good.txt").write_text("a line of words\n" * 20_000)
+    (repo / "data" / "other.txt").write_text("a broken line\n" * 20_000)
+    commit(repo, "linecount")
+
+    done = speedproof(repo, "init", "--json", "--", "./linecount", "data/good.txt")
+
+    answer = json_of(done)
+    assert done.returncode == 0, (answer["first_run"], answer["could_not_derive"])
+    manifest = parse_manifest((repo / "speedproof.toml").read_text())
+    assert [w.id for w in manifest.workloads] == ["good", "good-holdout"]
+    (dropped,) = answer["could_not_derive"]
+    assert dropped.startswith("workload other (the same command on data/other.txt")
+    assert "its baseline run failed, so it was left out" in dropped
