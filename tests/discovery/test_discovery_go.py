@@ -18,13 +18,13 @@ from speedproof.discovery.go_source import (
     GENERATED_FILE,
     PROFILED_EXIT,
     PROFILED_MAIN,
-    parse,
     wrap_main,
 )
 from speedproof.discovery.pprof_raw import Frame, parse_raw
-from speedproof.discovery.python_source import split_lines
 from speedproof.examples import get_example, materialise
 from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
+from speedproof.source.function import split_lines
+from speedproof.source.go import parse
 from support.discovery import profiled, run_discovery
 from support.git import git
 from support.toolchain import make_repo

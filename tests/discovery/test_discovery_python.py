@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from speedproof.discovery import Budget, DiscoveryError, Profile
-from speedproof.discovery.python_source import split_lines
 from speedproof.examples import get_example, materialise
 from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
+from speedproof.source.function import split_lines
 from support.discovery import profiled, run_discovery
 from support.git import git
 from support.toolchain import make_repo

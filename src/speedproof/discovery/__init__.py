@@ -8,7 +8,7 @@ function comes with its file, its whole line range and its text at the base revi
 
 from __future__ import annotations
 
-from speedproof.discovery.hot import Definition, DiscoveryError, HotFunction, Profile
+from speedproof.discovery.hot import DiscoveryError, HotFunction, Profile
 from speedproof.discovery.runs import Budget, representative
 from speedproof.manifest_loading import LoadedManifest
 from speedproof.sandbox import Sandbox
@@ -16,7 +16,6 @@ from speedproof.toolchains.base import TargetToolchain, Tree
 
 __all__ = [
     "Budget",
-    "Definition",
     "DiscoveryError",
     "HotFunction",
     "Profile",

@@ -24,9 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from speedproof.discovery.go_build import GoPackage, binary_path, go_run, profiling_build
-from speedproof.discovery.go_source import GENERATED_FILE, PROFILE_ENV, definitions, package_name
-from speedproof.discovery.go_source import parse as parse_go
-from speedproof.discovery.hot import Definition, DiscoveryError, Profile
+from speedproof.discovery.go_source import GENERATED_FILE, PROFILE_ENV
+from speedproof.discovery.hot import DiscoveryError, Profile
 from speedproof.discovery.pprof_raw import Frame, parse_raw
 from speedproof.discovery.rank import Tallies, coverage_note, rank
 from speedproof.discovery.runs import (
@@ -39,6 +38,8 @@ from speedproof.discovery.runs import (
 from speedproof.invocation import Invocation
 from speedproof.manifest import Manifest, Workload
 from speedproof.sandbox import Sandbox
+from speedproof.source.function import SourceFunction
+from speedproof.source.go import functions, package_name, parse
 from speedproof.toolchains.base import Context, TargetToolchain, Tree
 from speedproof.toolchains.go import GoBuilder, GoTool
 
@@ -51,7 +52,7 @@ class GoSources:
     def __init__(self, package: GoPackage, target: Path) -> None:
         self.package = package
         self.target = target
-        self._files: dict[str, list[Definition] | None] = {}
+        self._files: dict[str, list[SourceFunction] | None] = {}
 
     def _path(self, name: str) -> Path | None:
         prefix = self.package.module_path + "/"
@@ -63,24 +64,24 @@ class GoSources:
         inside = path.is_relative_to(self.target) and not relative.startswith("vendor/")
         return path if inside and path != generated and path.is_file() else None
 
-    def _units(self, name: str) -> list[Definition] | None:
+    def _units(self, name: str) -> list[SourceFunction] | None:
         if name not in self._files:
             path = self._path(name)
             self._files[name] = None if path is None else self._read(path)
         return self._files[name]
 
-    def _read(self, path: Path) -> list[Definition]:
+    def _read(self, path: Path) -> list[SourceFunction]:
         source = path.read_bytes()
-        package = package_name(parse_go(source))
+        package = package_name(parse(source))
         if package != "main":
             folder = path.parent.relative_to(self.package.module_folder).as_posix()
             package = self.package.module_path + ("" if folder == "." else "/" + folder)
-        return definitions(source, path.relative_to(self.target).as_posix(), package)
+        return functions(source, path.relative_to(self.target).as_posix(), package)
 
     def is_own(self, frame: Frame) -> bool:
         return self._units(frame.file) is not None
 
-    def unit_at(self, frame: Frame) -> Definition | None:
+    def unit_at(self, frame: Frame) -> SourceFunction | None:
         units = self._units(frame.file) or []
         return next((u for u in units if u.start_line <= frame.line <= u.end_line), None)
 

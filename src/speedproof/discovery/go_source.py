@@ -1,10 +1,9 @@
-"""The target's Go source read with tree-sitter: its definitions, and `main` wrapped for pprof.
+"""The profiling build's edits to the target's Go source, and how pprof's names are credited.
 
-Definitions are top-level functions and methods. A closure (`run.func1`), a deferred or `go`
-wrapper (`run.deferwrap1`) or a function inlined into another is credited by its file and line
-to the declaration that holds it, so names pprof invents never reach a proposer. Names are
-written the way pprof writes them: `main.parseLine`, `main.(*stats).addLine`, `main.List[...].Len`,
-`example.com/tool/internal/scan.Tokens` for a package other than main.
+The target's functions are read by `speedproof.source.go`: top-level functions and methods,
+named the way pprof names them. A closure (`run.func1`), a deferred or `go` wrapper
+(`run.deferwrap1`) or a function inlined into another is credited by its file and line to the
+declaration that holds it, so names pprof invents never reach a proposer.
 
 Wrapping `main` edits two kinds of spans, each within one line so that every line keeps its
 number and pprof's lines still point into the file as the baseline has it: the name of
@@ -16,15 +15,13 @@ most Go CLIs do, would exit before its profile is written.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import tree_sitter_go
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
-from speedproof.discovery.hot import Definition, DiscoveryError
-from speedproof.discovery.python_source import split_lines
+from speedproof.discovery.hot import DiscoveryError
+from speedproof.source.go import descendants, import_specs, parse, text
 
 PROFILED_MAIN = "speedproofProfiledMain"
 PROFILED_EXIT = "speedproofProfiledExit"
@@ -84,94 +81,17 @@ func main() {{
 """
 
 
-@functools.cache
-def _parser() -> Parser:
-    return Parser(Language(tree_sitter_go.language()))
-
-
-def parse(source: bytes) -> Node:
-    return _parser().parse(source).root_node
-
-
-def _text(node: Node | None) -> str:
-    return "" if node is None or node.text is None else node.text.decode()
-
-
-def package_name(root: Node) -> str:
-    for child in root.children:
-        if child.type == "package_clause":
-            return next((_text(c) for c in child.children if c.type == "package_identifier"), "")
-    return ""
-
-
-def _receiver(node: Node) -> str:
-    """`(*T)` or `T` as pprof prints a method's receiver; type arguments become `[...]`."""
-    receiver = node.child_by_field_name("receiver")
-    declaration = next(
-        (c for c in (receiver.children if receiver else []) if c.type == "parameter_declaration"),
-        None,
-    )
-    kind = declaration.child_by_field_name("type") if declaration else None
-    pointer = kind is not None and kind.type == "pointer_type"
-    if pointer and kind is not None:
-        kind = next((c for c in kind.children if c.type != "*"), None)
-    if kind is not None and kind.type == "generic_type":
-        name = _text(kind.child_by_field_name("type")) + "[...]"
-    else:
-        name = _text(kind)
-    return f"(*{name})" if pointer else name
-
-
-def _declared_name(node: Node, package: str) -> str:
-    name = _text(node.child_by_field_name("name"))
-    if node.type == "method_declaration":
-        return f"{package}.{_receiver(node)}.{name}"
-    return f"{package}.{name}"
-
-
-def definitions(source: bytes, relative: str, package: str) -> list[Definition]:
-    """Top-level functions and methods of one file; `package` prefixes their names."""
-    text = source.decode(errors="replace")
-    lines = split_lines(text)
-    found = []
-    for node in parse(source).children:
-        if node.type not in ("function_declaration", "method_declaration"):
-            continue
-        start, end = node.start_point.row + 1, node.end_point.row + 1
-        name = _declared_name(node, package)
-        found.append(Definition(name, relative, start, end, "".join(lines[start - 1 : end])))
-    return found
-
-
 def _os_names(root: Node) -> set[str]:
     """The names under which a file imports "os" (usually just `os`)."""
-    names: set[str] = set()
-    for spec in _descendants(root, "import_spec"):
-        if _text(spec.child_by_field_name("path")).strip('"`') != "os":
-            continue
-        alias = spec.child_by_field_name("name")
-        if alias is None:
-            names.add("os")
-        elif _text(alias) not in ("_", "."):
-            names.add(_text(alias))
-    return names
-
-
-def _descendants(node: Node, kind: str) -> list[Node]:
-    found, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        if current.type == kind:
-            found.append(current)
-        stack.extend(current.children)
-    return found
+    names = {"os" if alias is None else alias for path, alias in import_specs(root) if path == "os"}
+    return names - {"_", "."}
 
 
 def _is_os_exit(selector: Node, os_names: set[str]) -> bool:
     operand = selector.child_by_field_name("operand")
     field = selector.child_by_field_name("field")
-    is_os = operand is not None and operand.type == "identifier" and _text(operand) in os_names
-    return is_os and _text(field) == "Exit"
+    is_os = operand is not None and operand.type == "identifier" and text(operand) in os_names
+    return is_os and text(field) == "Exit"
 
 
 @dataclass(frozen=True)
@@ -188,12 +108,12 @@ def wrap_main(source: bytes) -> Wrapped:
     has_main = False
     for node in root.children:
         name = node.child_by_field_name("name")
-        if node.type == "function_declaration" and name is not None and _text(name) == "main":
+        if node.type == "function_declaration" and name is not None and text(name) == "main":
             edits.append((name.start_byte, name.end_byte, PROFILED_MAIN.encode()))
             has_main = True
     os_names = _os_names(root)
     exits = 0
-    for selector in _descendants(root, "selector_expression"):
+    for selector in descendants(root, "selector_expression"):
         if _is_os_exit(selector, os_names):
             edits.append((selector.start_byte, selector.end_byte, PROFILED_EXIT.encode()))
             exits += 1
@@ -209,8 +129,8 @@ def check_free(folder: Path, files: list[str]) -> None:
             f"{folder / GENERATED_FILE} exists: the profiling build needs that name"
         )
     for name in files:
-        text = (folder / name).read_bytes()
-        if b"speedproofProfile" in text:
+        data = (folder / name).read_bytes()
+        if b"speedproofProfile" in data:
             raise DiscoveryError(
                 f"{folder / name} already uses the speedproofProfile prefix the profiling build "
                 "generates"

@@ -20,21 +20,6 @@ class DiscoveryError(InfrastructureError):
 
 
 @dataclass(frozen=True)
-class Definition:
-    """One function or method in the target's source, as the file has it at the base revision.
-
-    `file` is relative to the target folder; lines are 1-based and inclusive, and `source` is
-    exactly those lines of the file (so a proposer's replacement can be spliced back by lines).
-    """
-
-    name: str
-    file: str
-    start_line: int
-    end_line: int
-    source: str
-
-
-@dataclass(frozen=True)
 class HotFunction:
     name: str
     file: str

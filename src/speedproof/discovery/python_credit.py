@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
-from speedproof.discovery.hot import Definition
 from speedproof.discovery.python_source import PythonSources
 from speedproof.discovery.rank import Tallies
+from speedproof.source.function import SourceFunction
 
 # pstats' keys and records: (file, first line, name) and (primitive calls, calls, tottime,
 # cumtime, {caller key: (primitive calls, calls, tottime, cumtime)}).
@@ -29,7 +29,7 @@ Key = tuple[str, int, str]
 Edge = tuple[int, int, float, float]
 Entry = tuple[int, int, float, float, dict[Key, Edge]]
 # Where an amount goes: a unit, or None for the target's code outside any function.
-Owner = Definition | None
+Owner = SourceFunction | None
 
 
 class Crediting:
@@ -71,7 +71,7 @@ class Crediting:
         from_outside = sum(e[3] for c, e in callers.items() if not self._inside(c, unit))
         tallies.add_cum([unit], from_outside)
 
-    def _inside(self, caller: Key, unit: Definition) -> bool:
+    def _inside(self, caller: Key, unit: SourceFunction) -> bool:
         return self.own(caller) and self.owner(caller) == unit
 
     def _credit_library(self, tallies: Tallies, entry: Entry) -> None:

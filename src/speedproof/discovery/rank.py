@@ -1,7 +1,7 @@
 """Credited figures per definition, turned into the ranked list of hot functions.
 
 Both profilers end here: each credits self and cumulative amounts (samples or seconds) and a
-count (samples or calls) to `Definition`s of the target's own code; ranking is the same for
+count (samples or calls) to `SourceFunction`s of the target's own code; ranking is the same for
 both. Hottest first by self share, ties by cumulative share, then by name so that two runs of
 discovery on the same profile hand on the same order.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from speedproof.discovery.hot import Definition, HotFunction
+from speedproof.discovery.hot import HotFunction
+from speedproof.source.function import SourceFunction
 
 # Shares this small are rounding noise in either profiler (less than one sample in 10 000 or
 # 0.1 ms in a 1 s profile) and carry no information for a proposer.
@@ -29,17 +30,17 @@ class Tallies:
     """Amounts credited to definitions, plus what could not be credited to any of them."""
 
     def __init__(self) -> None:
-        self.by_definition: dict[Definition, Tally] = {}
+        self.by_definition: dict[SourceFunction, Tally] = {}
         # Own code outside any function (module bodies, package-level initialisers).
         self.outside_functions = 0.0
 
-    def of(self, definition: Definition) -> Tally:
+    def of(self, definition: SourceFunction) -> Tally:
         return self.by_definition.setdefault(definition, Tally())
 
-    def add_self(self, definition: Definition, amount: float) -> None:
+    def add_self(self, definition: SourceFunction, amount: float) -> None:
         self.of(definition).self_amount += amount
 
-    def add_cum(self, definitions: Iterable[Definition], amount: float) -> None:
+    def add_cum(self, definitions: Iterable[SourceFunction], amount: float) -> None:
         for definition in set(definitions):
             self.of(definition).cum_amount += amount
 
@@ -47,7 +48,9 @@ class Tallies:
         return sum(t.self_amount for t in self.by_definition.values())
 
 
-def rank(tallies: Mapping[Definition, Tally], total: float, top: int) -> tuple[HotFunction, ...]:
+def rank(
+    tallies: Mapping[SourceFunction, Tally], total: float, top: int
+) -> tuple[HotFunction, ...]:
     """The `top` hottest definitions as `HotFunction`s, shares in percent of `total`."""
     if total <= 0:
         return ()
