@@ -34,7 +34,7 @@ def subject_of(text: str, name: str, *, whole_file: bool = True) -> Subject:
         source="".join(lines[start : end + 1]),
         start_line=start + 1,
         end_line=end + 1,
-        file_source=text if whole_file else None,
+        file_text=text if whole_file else None,
     )
 
 

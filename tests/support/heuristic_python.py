@@ -39,7 +39,7 @@ def subject_of(text: str, name: str, path: str = "prog.py", *, whole_file: bool 
         source="".join(lines[start - 1 : end]),
         start_line=start,
         end_line=end,
-        file_source=text if whole_file else None,
+        file_text=text if whole_file else None,
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from speedproof.agents.heuristic.subject import Language, Subject
+from speedproof.agents.heuristic.subject import Subject
 from speedproof.agents.heuristic.survey import survey
 from speedproof.campaign.checkout import ParentCheckout
 from speedproof.campaign.state import CampaignState
@@ -23,6 +23,7 @@ from speedproof.discovery import HotFunction
 from speedproof.errors import InfrastructureError
 from speedproof.ledger import HotFunctionRow, Ledger, ProposerOutcome
 from speedproof.report.discovery import discoveries, summary_lines
+from speedproof.source.function import Language
 
 EVERY_FUNCTION = ""  # the function of an outcome that holds for every hot function
 
@@ -70,7 +71,7 @@ class DiscoveryLog:
             source=function.source,
             start_line=function.start_line,
             end_line=function.end_line,
-            file_source=text,
+            file_text=text,
         )
         return [
             ProposerOutcome(function.name, "optimizer", o.rule or None, o.proposed, o.reason)

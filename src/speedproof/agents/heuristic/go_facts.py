@@ -1,4 +1,4 @@
-"""Facts about one Go file that the rewrite rules rely on, read with tree-sitter-go.
+"""Facts about one Go file that the rewrite rules rely on, read by `speedproof.source.go`.
 
 A unit is the whole file when the role was given it, else the hot function alone behind a
 `package` line. Edits are byte ranges of the parsed text, so everything the rules do not touch
@@ -10,13 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-import tree_sitter_go
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Node, Tree
 
 from speedproof.agents.heuristic.subject import RewriteDeclined, Subject
+from speedproof.source.go import (
+    WRAPPER,
+    declarations,
+    declared_name,
+    import_specs,
+    locate,
+    parse,
+    parse_tree,
+    walk,
+)
 
-GO = Language(tree_sitter_go.language())
-FUNCTIONS = ("function_declaration", "method_declaration")
 STRING_LITERALS = ("interpreted_string_literal", "raw_string_literal")
 LOOP = "for_statement"
 # Functions of package strings that compute a new string from their arguments alone, reading and
@@ -38,15 +45,10 @@ STRINGS_TO_STRING = (
     "Repeat",
     "Join",
 )
-WRAPPER = b"package p\n\n"
-
-
-def parse(data: bytes) -> Tree:
-    return Parser(GO).parse(data)
 
 
 def parses_cleanly(text: str) -> bool:
-    return not parse(text.encode("utf-8")).root_node.has_error
+    return not parse(text.encode("utf-8")).has_error
 
 
 @dataclass(frozen=True)
@@ -97,11 +99,7 @@ class GoUnit:
     # -- structure --------------------------------------------------------------------------
 
     def walk(self, node: Node | None = None) -> Iterator[Node]:
-        stack = [node or self.function]
-        while stack:
-            current = stack.pop()
-            yield current
-            stack.extend(reversed(current.children))
+        return walk(node or self.function)
 
     def function_nodes(self, *types: str) -> list[Node]:
         return [n for n in self.walk() if n.type in types]
@@ -150,17 +148,8 @@ class GoUnit:
         return self._imports
 
     def _read_imports(self) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for node in self.walk(self.tree.root_node):
-            if node.type != "import_spec":
-                continue
-            path_node = node.child_by_field_name("path")
-            if path_node is None:
-                continue
-            path = self.text(path_node).strip('"`')
-            alias = node.child_by_field_name("name")
-            found[path] = self.text(alias) if alias is not None else path.rsplit("/", 1)[-1]
-        return found
+        specs = import_specs(self.tree.root_node)
+        return {path: alias or path.rsplit("/", 1)[-1] for path, alias in specs}
 
     def package_name(self, path: str) -> str | None:
         """The name `path` is used by here; without the file, its last element is assumed."""
@@ -171,13 +160,7 @@ class GoUnit:
     def functions_named(self, name: str) -> list[Node]:
         """The file's function and method declarations named `name`, in order (methods of
         different types may share a name)."""
-        return [
-            node
-            for node in self.tree.root_node.children
-            if node.type in FUNCTIONS
-            and (found := node.child_by_field_name("name")) is not None
-            and self.text(found) == name
-        ]
+        return [node for node in declarations(self.tree.root_node) if declared_name(node) == name]
 
     def all_identifiers(self) -> set[str]:
         kinds = ("identifier", "type_identifier", "field_identifier", "package_identifier")
@@ -236,35 +219,17 @@ def statements_of(block: Node) -> list[Node]:
 
 
 def parse_unit(subject: Subject) -> GoUnit | None:
-    whole_file = subject.file_source is not None
+    whole_file = subject.file_text is not None
     data = (
-        subject.file_source.encode("utf-8")
-        if subject.file_source is not None
-        else WRAPPER + subject.source.encode("utf-8")
+        subject.file_text.encode("utf-8")
+        if subject.file_text is not None
+        else (WRAPPER + subject.source).encode("utf-8")
     )
-    tree = parse(data)
-    function = _locate(tree, data, subject, whole_file)
+    tree = parse_tree(data)
+    function = locate(tree.root_node, subject, whole_file=whole_file)
     if function is None or function.has_error:
         return None
     return GoUnit(subject, data, tree, function, whole_file)
-
-
-def _locate(tree: Tree, data: bytes, subject: Subject, whole_file: bool) -> Node | None:
-    named = []
-    for node in tree.root_node.children:
-        if node.type not in FUNCTIONS:
-            continue
-        name = node.child_by_field_name("name")
-        if name is not None and data[name.start_byte : name.end_byte].decode() == (
-            subject.bare_name
-        ):
-            named.append(node)
-    if len(named) <= 1 or not whole_file:
-        return named[0] if len(named) == 1 else None
-    for node in named:
-        if subject.start_line <= node.start_point.row + 1 <= subject.end_line:
-            return node
-    return None
 
 
 def apply_edits(data: bytes, edits: Sequence[Edit], offset: int = 0) -> bytes:

@@ -37,9 +37,10 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from speedproof.agents.heuristic.go_edit import file_proposal
-from speedproof.agents.heuristic.go_facts import FUNCTIONS, Edit, GoUnit, call_of
+from speedproof.agents.heuristic.go_facts import Edit, GoUnit, call_of
 from speedproof.agents.heuristic.go_quiet import noisy_call
 from speedproof.agents.heuristic.subject import Finding, Proposal
+from speedproof.source.go import FUNCTIONS
 
 RULE = "go-bufio-writer"
 FPRINT = ("Fprint", "Fprintf", "Fprintln")

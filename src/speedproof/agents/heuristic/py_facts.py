@@ -1,4 +1,5 @@
-"""Facts about one Python file that the rewrite rules rely on, read with libcst.
+"""Facts about one Python file that the rewrite rules rely on, read by `speedproof.source.python`
+(libcst).
 
 A unit is the whole file when the role was given it, else the hot function alone (dedented).
 Names are resolved with libcst's scope analysis, so "is `sorted` the builtin here", "is
@@ -10,25 +11,16 @@ nothing; rules then report an uncertain finding and never a rewrite.
 from __future__ import annotations
 
 import ast
-import functools
 import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import libcst as cst
-from libcst.metadata import (
-    Assignment,
-    BaseAssignment,
-    BuiltinAssignment,
-    GlobalScope,
-    MetadataWrapper,
-    ParentNodeProvider,
-    PositionProvider,
-    ScopeProvider,
-)
+from libcst.metadata import Assignment, BaseAssignment, BuiltinAssignment, GlobalScope
 
 from speedproof.agents.heuristic.subject import Subject
+from speedproof.source.python import locate, resolved
 
 N = TypeVar("N", bound=cst.CSTNode)
 LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -341,95 +333,23 @@ def obviously_unhashable(node: cst.BaseExpression) -> bool:
 def parse_unit(subject: Subject) -> PyUnit | None:
     """The unit for `subject`, or None when the source does not parse or the function is not
     in it."""
-    text = subject.file_source
+    text = subject.file_text
     whole_file = text is not None
-    if text is None:
-        text = textwrap.dedent(subject.source)
-    parsed = _parsed(text)
+    parsed = resolved(text if text is not None else textwrap.dedent(subject.source))
     if parsed is None:
         return None
-    module, scopes, parents, positions = parsed
-    function = _locate(module, subject, positions if whole_file else None)
+    function = locate(parsed.module, subject, parsed.positions if whole_file else None)
     if function is None:
         return None
     return PyUnit(
         subject=subject,
-        module=module,
+        module=parsed.module,
         function=function,
         whole_file=whole_file,
-        scopes=scopes,
-        parents=parents,
-        positions=positions,
+        scopes=parsed.scopes,
+        parents=parsed.parents,
+        positions=parsed.positions,
     )
-
-
-Parsed = tuple[
-    cst.Module,
-    dict[cst.CSTNode, object],
-    dict[cst.CSTNode, cst.CSTNode],
-    dict[cst.CSTNode, object],
-]
-
-
-@functools.lru_cache(maxsize=8)
-def _parsed(text: str) -> Parsed | None:
-    """`text` parsed, with its scope, parent and position metadata. Kept for the few files a
-    campaign's hot functions live in: the survey asks about each hot function in turn, and the
-    metadata of one 100-line file took 0.3 to 0.9 s to resolve on a 2-core machine. Nothing
-    changes a parsed tree (libcst nodes are immutable, and the rules only read the metadata),
-    so units share it."""
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        return None
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    scopes = dict(wrapper.resolve(ScopeProvider))
-    parents = dict(wrapper.resolve(ParentNodeProvider))
-    positions = dict(wrapper.resolve(PositionProvider))
-    return module, scopes, parents, positions  # type: ignore[return-value]
-
-
-class _Functions(cst.CSTVisitor):
-    """Every function definition with its path of enclosing class and function names."""
-
-    def __init__(self) -> None:
-        self.stack: list[str] = []
-        self.found: list[tuple[tuple[str, ...], cst.FunctionDef]] = []
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.stack.append(node.name.value)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.stack.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.stack.append(node.name.value)
-        self.found.append((tuple(self.stack), node))
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.stack.pop()
-
-
-def _locate(
-    module: cst.Module, subject: Subject, positions: object | None
-) -> cst.FunctionDef | None:
-    visitor = _Functions()
-    module.visit(visitor)
-    parts = subject.name_parts
-    named = [
-        (path, node)
-        for path, node in visitor.found
-        if path[-1] == subject.bare_name and parts[-len(path) :] == path
-    ]
-    if not named:
-        return None
-    if len(named) == 1 or positions is None:
-        return named[0][1] if len(named) == 1 else None
-    for _, node in named:
-        line = positions[node].start.line  # type: ignore[index]
-        if subject.start_line <= line <= subject.end_line:
-            return node
-    return None
 
 
 def span_lines(unit: PyUnit, node: cst.FunctionDef) -> tuple[int, int]:

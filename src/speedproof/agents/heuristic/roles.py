@@ -29,8 +29,9 @@ from speedproof.agents.answers import (
 )
 from speedproof.agents.heuristic import rules
 from speedproof.agents.heuristic.review import review
-from speedproof.agents.heuristic.subject import Language, NoRuleApplies, Subject
+from speedproof.agents.heuristic.subject import NoRuleApplies, Subject
 from speedproof.agents.providers.base import ProviderError
+from speedproof.source.function import Language
 
 NOTHING_LEFT = ""
 NOTHING_LEFT_RATIONALE = "no rule applies to any hot function"
@@ -73,7 +74,7 @@ def _language(context: dict[str, Any]) -> str:
     return str(_get(target, "language", str, "target"))
 
 
-def _subject(view: dict[str, Any], language: Language, file_source: str | None) -> Subject:
+def _subject(view: dict[str, Any], language: Language, file_text: str | None) -> Subject:
     where = "hot function"
     return Subject(
         name=_get(view, "name", str, where),
@@ -82,7 +83,7 @@ def _subject(view: dict[str, Any], language: Language, file_source: str | None) 
         source=_get(view, "source", str, where),
         start_line=_get(view, "start_line", int, where),
         end_line=_get(view, "end_line", int, where),
-        file_source=file_source,
+        file_text=file_text,
     )
 
 

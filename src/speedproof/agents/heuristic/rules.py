@@ -221,7 +221,7 @@ def proposals(subject: Subject, order: list[str] | None = None) -> Iterator[Prop
     """The rewrites the rules write for `subject` (which must carry its file), lazily, in
     `order` (rule ids; default: the registry's order). A rule whose rewrite cannot be written
     faithfully is skipped."""
-    if subject.file_source is None:
+    if subject.file_text is None:
         return
     if subject.language == "python":
         unit = parse_python(subject)

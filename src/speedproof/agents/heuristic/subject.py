@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 from speedproof.agents.answers import Cause, OptimizerAnswer
 from speedproof.agents.providers.base import ProviderError
+from speedproof.source.function import SourceFunction
 
-Language = Literal["python", "go"]
 T = TypeVar("T")
 
 
@@ -36,33 +36,9 @@ class NoRuleApplies(ProviderError):
         self.rules = rules
 
 
-@dataclass(frozen=True)
-class Subject:
-    """One hot function: its qualified name, its file (relative to the target folder), its text
-    as shown to a model, its 1-based inclusive line span in the file, and the whole file text
-    when the role is given it."""
-
-    name: str
-    file: str
-    language: Language
-    source: str
-    start_line: int
-    end_line: int
-    file_source: str | None = None
-
-    @property
-    def bare_name(self) -> str:
-        """`textstat.words.is_stopword` -> `is_stopword`; `main.(*stats).addLine` -> `addLine`."""
-        return self.name.rsplit(".", 1)[-1]
-
-    @property
-    def name_parts(self) -> tuple[str, ...]:
-        return tuple(part for part in self.name.split(".") if part)
-
-    def without_file(self) -> Subject:
-        return Subject(
-            self.name, self.file, self.language, self.source, self.start_line, self.end_line
-        )
+# The function a rule examines is the hot function as the source readers read it: its name,
+# file, language, text, span, and the whole file's text when the role is given it.
+Subject = SourceFunction
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def survey(subject: Subject) -> list[RuleOutcome]:
     else:
         reason = f"the heuristic rules cover Python and Go, not {subject.language!r}"
         return [RuleOutcome(ALL_RULES, False, reason)]
-    where = "its file" if subject.file_source is not None else "the text shown"
+    where = "its file" if subject.file_text is not None else "the text shown"
     reason = f"{subject.name} is not found in {where}, or the text does not parse"
     return [RuleOutcome(ALL_RULES, False, reason)]
 
