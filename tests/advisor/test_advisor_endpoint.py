@@ -21,12 +21,12 @@ from speedproof.advisor.subject import Subject
 from support.advisor import logprob_reply
 from support.model_server import ModelServer, Reply
 
-SUBJECT = Subject(
+SUBJECT = Subject.of(
     "go",
     "main.printAll",
     "func printAll(xs []string) {\n\tfor _, x := range xs {\n\t\tfmt.Println(x)\n\t}\n}\n",
 )
-OTHER = Subject("python", "m.f", "def f(xs):\n    return sorted(xs)[0]\n")
+OTHER = Subject.of("python", "m.f", "def f(xs):\n    return sorted(xs)[0]\n")
 
 
 @pytest.fixture(autouse=True)

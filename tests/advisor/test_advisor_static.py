@@ -15,7 +15,7 @@ ADVISOR = StaticAdvisor()
 
 
 def p(cause: str, language: str, source: str, diff: str | None = None) -> float:
-    subject = Subject(language, "pkg.f", source, diff)  # type: ignore[arg-type]
+    subject = Subject.of(language, "pkg.f", source, diff)  # type: ignore[arg-type]
     return ADVISOR.answer(question(cause), subject).probability
 
 
@@ -97,7 +97,7 @@ def test_a_loop_variable_makes_a_call_vary_so_it_is_not_repeated_work() -> None:
 
 
 def test_the_answer_carries_the_evidence_with_file_lines() -> None:
-    subject = Subject("go", "main.f", GO_CASES[1][1], start_line=40)
+    subject = Subject.of("go", "main.f", GO_CASES[1][1], start_line=40)
     found = ADVISOR.answer(question("unbuffered_io"), subject)
     assert found.evidence == (
         "fmt.Println(x) in a loop: fmt.Println writes to os.Stdout (line 42)",
@@ -124,7 +124,7 @@ def test_a_deferred_flush_that_drops_its_error_is_an_ignored_error_hazard() -> N
         "func printPaths(paths []string) {\n\tfor _, p := range paths {\n"
         "\t\tfmt.Println(p)\n\t}\n}\n"
     )
-    subject = Subject("go", "main.printPaths", source, GRON_DIFF)
+    subject = Subject.of("go", "main.printPaths", source, GRON_DIFF)
     found = ADVISOR.answer(question("ignored_error"), subject)
     assert found.probability > 0.8
     assert "defer w.Flush()" in found.evidence[0]

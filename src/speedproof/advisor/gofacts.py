@@ -1,4 +1,4 @@
-"""The structure of one Go function, read with tree-sitter-go: loops, calls, assignments,
+"""The structure of one Go function, read by `speedproof.source.go`: loops, calls, assignments,
 conversions and literals, each with the loops around it and its line in the file.
 
 The function is parsed alone behind a `package` line. When the whole file is known, the struct
@@ -12,17 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import tree_sitter_go
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
 from speedproof.advisor.errors import AdvisorError
 from speedproof.advisor.sites import Destination, Growth, IoSite
 from speedproof.advisor.subject import Subject
+from speedproof.source.go import (
+    WRAPPER_LINES,
+    function_alone,
+    import_specs,
+    parse,
+    struct_fields,
+    walk,
+)
 
-GO = Language(tree_sitter_go.language())
-WRAPPER = "package p\n\n"
-WRAPPER_LINES = WRAPPER.count("\n")
-FUNCTIONS = ("function_declaration", "method_declaration")
 STREAMS = {"os.Stdout": "real", "os.Stderr": "real", "os.Stdin": "real"}
 STDOUT_CALLS = frozenset({"fmt.Print", "fmt.Printf", "fmt.Println"})
 STDIN_CALLS = frozenset({"fmt.Scan", "fmt.Scanf", "fmt.Scanln"})
@@ -159,11 +162,7 @@ class GoFacts:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def walk(self, node: Node | None = None) -> Iterator[Node]:
-        stack = [node or self.function]
-        while stack:
-            current = stack.pop()
-            yield current
-            stack.extend(reversed(current.children))
+        return walk(node or self.function)
 
     # ----- derived facts ------------------------------------------------------------------
 
@@ -504,56 +503,20 @@ def _parameters(facts: GoFacts, function: Node) -> None:
 
 def _file_facts(facts: GoFacts, file_text: str) -> None:
     """Imports and the receiver struct's fields, from the whole file."""
-    data = file_text.encode("utf-8")
-    tree = Parser(GO).parse(data)
-    imports: set[str] = set()
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.type == "import_spec":
-            path = node.child_by_field_name("path")
-            alias = node.child_by_field_name("name")
-            text = data[path.start_byte : path.end_byte].decode() if path is not None else ""
-            imports.add(
-                data[alias.start_byte : alias.end_byte].decode()
-                if alias is not None
-                else text.strip('"`').rsplit("/", 1)[-1]
-            )
-        elif node.type == "type_spec" and facts.receiver is not None:
-            _struct_fields(facts, data, node)
-    facts.imports = frozenset(imports)
-
-
-def _struct_fields(facts: GoFacts, data: bytes, spec: Node) -> None:
-    assert facts.receiver is not None
-    name = spec.child_by_field_name("name")
-    body = spec.child_by_field_name("type")
-    if name is None or body is None or body.type != "struct_type":
-        return
-    if data[name.start_byte : name.end_byte].decode() != facts.receiver[1]:
-        return
-    for child in body.named_children:
-        for declaration in child.named_children:
-            if declaration.type != "field_declaration":
-                continue
-            written = declaration.child_by_field_name("type")
-            if written is None:
-                continue
-            type_text = data[written.start_byte : written.end_byte].decode()
-            for part in declaration.named_children:
-                if part.type == "field_identifier":
-                    facts.fields[data[part.start_byte : part.end_byte].decode()] = type_text
+    root = parse(file_text.encode("utf-8"))
+    specs = import_specs(root)
+    facts.imports = frozenset(alias or path.rsplit("/", 1)[-1] for path, alias in specs)
+    if facts.receiver is not None:
+        facts.fields.update(struct_fields(root, facts.receiver[1]))
 
 
 def read_go(subject: Subject) -> GoFacts:
     """The facts of `subject`'s function, or an AdvisorError when it does not parse."""
-    data = (WRAPPER + subject.source).encode("utf-8")
-    tree = Parser(GO).parse(data)
-    function = next((c for c in tree.root_node.named_children if c.type in FUNCTIONS), None)
-    if function is None or tree.root_node.has_error:
+    alone = function_alone(subject.source)
+    function = alone.function
+    if function is None or alone.tree.root_node.has_error:
         raise AdvisorError(f"{subject.name}: the Go function does not parse")
-    facts = GoFacts(subject, data, function)
+    facts = GoFacts(subject, alone.data, function)
     _parameters(facts, function)
     if subject.file_text is not None:
         _file_facts(facts, subject.file_text)

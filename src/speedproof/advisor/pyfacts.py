@@ -1,5 +1,6 @@
-"""The structure of one Python function, read with libcst: loops, calls, assignments,
-membership tests, slices and literals, each with the loops around it and its line in the file.
+"""The structure of one Python function, read by `speedproof.source.python` (libcst): loops,
+calls, assignments, membership tests, slices and literals, each with the loops around it and
+its line in the file.
 
 The function is parsed alone (dedented, so a method parses too). When the whole file is known,
 the attributes its class assigns to `self` are read as well, so `self.out.write(...)` can be
@@ -10,8 +11,6 @@ once, so it is not "in" that loop.
 
 from __future__ import annotations
 
-import textwrap
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -21,6 +20,7 @@ from speedproof.advisor.errors import AdvisorError
 from speedproof.advisor.py_names import GROW_METHODS, Assigned, Reads, target_names
 from speedproof.advisor.sites import Destination, Growth, IoSite
 from speedproof.advisor.subject import Subject
+from speedproof.source.python import class_of_method, first_function, function_alone, module_of
 
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 IO_METHODS = frozenset({"write", "writelines", "flush", "read", "readline", "readlines"})
@@ -500,34 +500,15 @@ def _parameters(function: cst.FunctionDef, module: cst.Module) -> dict[str, str 
     return found
 
 
-def _first_function(module: cst.Module) -> cst.FunctionDef:
-    for statement in module.body:
-        if isinstance(statement, cst.FunctionDef):
-            return statement
-    raise AdvisorError("the source holds no function definition")
-
-
 def _self_attributes(file_text: str, name: str) -> dict[str, cst.BaseExpression]:
     """`self.X = value` assignments in the class that defines method `name` (first match)."""
-    try:
-        module = cst.parse_module(file_text)
-    except cst.ParserSyntaxError:
+    module = module_of(file_text)
+    klass = None if module is None else class_of_method(module, name)
+    if klass is None:
         return {}
-    for klass in _classes(module.body):
-        methods = [s for s in klass.body.body if isinstance(s, cst.FunctionDef)]
-        if not any(m.name.value == name for m in methods):
-            continue
-        collector = _SelfAssignments()
-        klass.visit(collector)
-        return collector.found
-    return {}
-
-
-def _classes(body: Sequence[cst.CSTNode]) -> Iterator[cst.ClassDef]:
-    for statement in body:
-        if isinstance(statement, cst.ClassDef):
-            yield statement
-            yield from _classes(statement.body.body)
+    collector = _SelfAssignments()
+    klass.visit(collector)
+    return collector.found
 
 
 class _SelfAssignments(cst.CSTVisitor):
@@ -547,11 +528,12 @@ class _SelfAssignments(cst.CSTVisitor):
 
 def read_python(subject: Subject) -> PyFacts:
     """The facts of `subject`'s function, or an AdvisorError when it does not parse."""
-    try:
-        module = cst.parse_module(textwrap.dedent(subject.source))
-    except cst.ParserSyntaxError as err:
-        raise AdvisorError(f"{subject.name}: the function does not parse: {err}") from err
-    function = _first_function(module)
+    module = function_alone(subject.source)
+    if module is None:
+        raise AdvisorError(f"{subject.name}: the function does not parse")
+    function = first_function(module)
+    if function is None:
+        raise AdvisorError("the source holds no function definition")
     facts = PyFacts(subject, module, function, params=_parameters(function, module))
     for name in facts.params:
         facts.bindings.setdefault(name, [])

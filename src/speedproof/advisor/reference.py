@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from speedproof.advisor.errors import ReferenceSetError
-from speedproof.advisor.subject import LANGUAGES, Language, Subject
+from speedproof.advisor.subject import Subject
+from speedproof.source.function import LANGUAGES, Language
 
 REFERENCE_PACKAGE = "speedproof.advisor"
 REFERENCE_FILE = "reference/functions.json"
@@ -46,7 +47,7 @@ class ReferenceItem:
     @property
     def subject(self) -> Subject:
         """The `before` function, as a cause question sees it."""
-        return Subject(self.language, self.name, self.before, file_text=self.file)
+        return Subject.of(self.language, self.name, self.before, file_text=self.file)
 
     @cached_property
     def diff(self) -> str | None:

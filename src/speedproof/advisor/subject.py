@@ -5,29 +5,59 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from pathlib import PurePosixPath
-from typing import Literal
+from dataclasses import dataclass, replace
 
 from speedproof.discovery import HotFunction
-
-Language = Literal["python", "go"]
-LANGUAGES: tuple[Language, ...] = ("python", "go")
-_SUFFIXES: dict[str, Language] = {".py": "python", ".go": "go"}
+from speedproof.source.function import Language, SourceFunction, language_of, split_lines
 
 
 @dataclass(frozen=True)
 class Subject:
-    """`source` is the function exactly as the model sees it; `file_text` (never shown, never
-    digested) is the whole file when known, which code may read to overrule an answer: a
-    method's receiver fields say whether a write reaches a real stream (`vetoes`)."""
+    """The advisor's digested subject of a question: the function as the source readers read it
+    and, for a hazard question, the candidate diff of it. `function.source` is the function
+    exactly as the model sees it; `function.file_text` (never shown, never digested) is the
+    whole file when known, which code may read to overrule an answer: a method's receiver fields
+    say whether a write reaches a real stream (`vetoes`)."""
 
-    language: Language
-    name: str
-    source: str
+    function: SourceFunction
     diff: str | None = None
-    start_line: int = 1
-    file_text: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        language: Language,
+        name: str,
+        source: str,
+        diff: str | None = None,
+        *,
+        start_line: int = 1,
+        file_text: str | None = None,
+    ) -> Subject:
+        """A subject for a function known by its text alone (no file name, or none that
+        matters); its span is as long as its text."""
+        end_line = start_line + max(len(split_lines(source)), 1) - 1
+        shown = SourceFunction(name, "", language, source, start_line, end_line, file_text)
+        return cls(shown, diff)
+
+    @property
+    def language(self) -> Language:
+        return self.function.language
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    @property
+    def source(self) -> str:
+        return self.function.source
+
+    @property
+    def start_line(self) -> int:
+        return self.function.start_line
+
+    @property
+    def file_text(self) -> str | None:
+        return self.function.file_text
 
     @property
     def digest(self) -> str:
@@ -42,22 +72,19 @@ class Subject:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def with_diff(self, diff: str) -> Subject:
-        return Subject(self.language, self.name, self.source, diff, self.start_line, self.file_text)
-
-
-def language_of(path: str) -> Language:
-    """The language of a source file by its suffix; anything else is a ValueError."""
-    found = _SUFFIXES.get(PurePosixPath(path).suffix)
-    if found is None:
-        raise ValueError(f"{path}: the advisor reads .py and .go functions only")
-    return found
+        return replace(self, diff=diff)
 
 
 def subject_of(hot: HotFunction, *, file_text: str | None = None) -> Subject:
-    return Subject(
-        language=language_of(hot.file),
-        name=hot.name,
-        source=hot.source,
-        start_line=hot.start_line,
-        file_text=file_text,
+    """The subject of a hot function; a file of a language the advisor does not read is a
+    ValueError."""
+    function = SourceFunction(
+        hot.name,
+        hot.file,
+        language_of(hot.file),
+        hot.source,
+        hot.start_line,
+        hot.end_line,
+        file_text,
     )
+    return Subject(function)
