@@ -12,14 +12,13 @@ from speedproof.source.function import Language, SourceFunction, language_of, sp
 
 
 @dataclass(frozen=True)
-class Subject:
+class Subject(SourceFunction):
     """The advisor's digested subject of a question: the function as the source readers read it
-    and, for a hazard question, the candidate diff of it. `function.source` is the function
-    exactly as the model sees it; `function.file_text` (never shown, never digested) is the
-    whole file when known, which code may read to overrule an answer: a method's receiver fields
-    say whether a write reaches a real stream (`vetoes`)."""
+    and, for a hazard question, the candidate `diff` of it. `source` is the function exactly as
+    the model sees it; `file_text` (never shown, never digested) is the whole file when known,
+    which code may read to overrule an answer: a method's receiver fields say whether a write
+    reaches a real stream (`vetoes`)."""
 
-    function: SourceFunction
     diff: str | None = None
 
     @classmethod
@@ -33,31 +32,10 @@ class Subject:
         start_line: int = 1,
         file_text: str | None = None,
     ) -> Subject:
-        """A subject for a function known by its text alone (no file name, or none that
-        matters); its span is as long as its text."""
+        """A subject known by its text alone (no file name, or none that matters); its span is
+        as long as its text."""
         end_line = start_line + max(len(split_lines(source)), 1) - 1
-        shown = SourceFunction(name, "", language, source, start_line, end_line, file_text)
-        return cls(shown, diff)
-
-    @property
-    def language(self) -> Language:
-        return self.function.language
-
-    @property
-    def name(self) -> str:
-        return self.function.name
-
-    @property
-    def source(self) -> str:
-        return self.function.source
-
-    @property
-    def start_line(self) -> int:
-        return self.function.start_line
-
-    @property
-    def file_text(self) -> str | None:
-        return self.function.file_text
+        return cls(name, "", language, source, start_line, end_line, file_text, diff)
 
     @property
     def digest(self) -> str:
@@ -78,13 +56,7 @@ class Subject:
 def subject_of(hot: HotFunction, *, file_text: str | None = None) -> Subject:
     """The subject of a hot function; a file of a language the advisor does not read is a
     ValueError."""
-    function = SourceFunction(
-        hot.name,
-        hot.file,
-        language_of(hot.file),
-        hot.source,
-        hot.start_line,
-        hot.end_line,
-        file_text,
+    language = language_of(hot.file)
+    return Subject(
+        hot.name, hot.file, language, hot.source, hot.start_line, hot.end_line, file_text
     )
-    return Subject(function)
