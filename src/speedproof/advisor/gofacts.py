@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from speedproof.advisor.errors import AdvisorError
-from speedproof.advisor.sites import Destination, Growth, IoSite
+from speedproof.advisor.sites import Call, Destination, Growth, IoSite, Loop, Site
 from speedproof.advisor.subject import Subject
 from speedproof.source.go import (
     WRAPPER_LINES,
@@ -89,44 +89,17 @@ VALUE_PREFIXES: tuple[tuple[str, Destination], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class GoLoop:
-    node: Node
-    kind: str  # "range", "clause" or "forever"
-    iterable: str  # the range expression, or the condition
-    bounded: bool  # `for i := 0; i < CONSTANT; i++` or a range over a constant
-    line: int
-    depth: int  # loops around this one in the function
+GoLoop = Loop[Node]
+GoSite = Site[Node]
 
 
 @dataclass(frozen=True)
-class GoSite:
-    node: Node
-    text: str
-    loops: tuple[GoLoop, ...]
-    line: int
-
-    @property
-    def in_loop(self) -> bool:
-        return bool(self.loops)
-
-
-@dataclass(frozen=True)
-class GoCall(GoSite):
-    name: str = ""  # "fmt.Println", "e.w.WriteByte", "append"; "" for a computed callee
+class GoCall(Call[Node]):
     args: tuple[Node, ...] = ()
 
-    @property
-    def method(self) -> str:
-        return self.name.rsplit(".", 1)[-1]
-
-    @property
-    def receiver(self) -> str:
-        return self.name.rsplit(".", 1)[0] if "." in self.name else ""
-
 
 @dataclass(frozen=True)
-class GoUpdate(GoSite):
+class GoUpdate(Site[Node]):
     target: str = ""
     op: str = "="  # "+=" or "=" (for s = s + x)
     value: Node | None = None

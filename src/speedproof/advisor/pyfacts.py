@@ -18,7 +18,8 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from speedproof.advisor.errors import AdvisorError
 from speedproof.advisor.py_names import GROW_METHODS, Assigned, Reads, target_names
-from speedproof.advisor.sites import Destination, Growth, IoSite
+from speedproof.advisor.sites import Call, Destination, Growth, IoSite, Loop
+from speedproof.advisor.sites import Site as SiteOf
 from speedproof.advisor.subject import Subject
 from speedproof.source.python import class_of_method, first_function, function_alone, module_of
 
@@ -29,45 +30,13 @@ MEMORY_CALLS = frozenset({"io.StringIO", "StringIO", "io.BytesIO", "BytesIO"})
 OPEN_CALLS = frozenset({"open", "io.open", "os.fdopen"})
 
 
-@dataclass(frozen=True)
-class PyLoop:
-    node: cst.CSTNode
-    kind: str  # "for", "while" or "comprehension"
-    iterable: str  # the text iterated over ("" for while)
-    bounded: bool  # a fixed number of rounds: range(CONSTANT) or a literal
-    line: int
-    depth: int  # loops around this one in the function
+PyLoop = Loop[cst.CSTNode]
+Site = SiteOf[cst.CSTNode]
+PyCall = Call[cst.CSTNode]
 
 
 @dataclass(frozen=True)
-class Site:
-    """A node of interest, the loops it runs in (outermost first) and its line in the file."""
-
-    node: cst.CSTNode
-    text: str
-    loops: tuple[PyLoop, ...]
-    line: int
-
-    @property
-    def in_loop(self) -> bool:
-        return bool(self.loops)
-
-
-@dataclass(frozen=True)
-class PyCall(Site):
-    name: str = ""  # the dotted callee ("re.compile", "out.append"), "" when not a plain path
-
-    @property
-    def method(self) -> str:
-        return self.name.rsplit(".", 1)[-1]
-
-    @property
-    def receiver(self) -> str:
-        return self.name.rsplit(".", 1)[0] if "." in self.name else ""
-
-
-@dataclass(frozen=True)
-class PyAssign(Site):
+class PyAssign(SiteOf[cst.CSTNode]):
     target: str = ""
     op: str = "="  # "=" for s = s + x, or the augmented operator ("+=")
     value: cst.BaseExpression | None = None

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from speedproof.advisor.gofacts import GoCall, GoFacts, GoLoop, constant
-from speedproof.advisor.sites import Evidence, at
+from speedproof.advisor.sites import Evidence, at, nested_loops
 from speedproof.advisor.static_py import unknown_destinations
 
 FORMATTERS = frozenset({"fmt.Sprintf", "fmt.Sprint", "fmt.Sprintln"})
@@ -151,14 +151,7 @@ def fast_path(f: GoFacts) -> list[Evidence]:
 
 
 def superlinear(f: GoFacts) -> list[Evidence]:
-    found = [
-        Evidence(
-            f"a loop over {loop.iterable[:40] or 'a condition'} runs inside another loop "
-            f"({at(loop.line)})"
-        )
-        for loop in f.loops
-        if loop.depth > 0 and not loop.bounded
-    ]
+    found = nested_loops(f.loops)
     for call in f.calls:
         if not call.in_loop:
             continue

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from speedproof.advisor.pyfacts import PyCall, PyFacts, PyLoop, constant
-from speedproof.advisor.sites import Evidence, IoSite, at
+from speedproof.advisor.sites import Evidence, IoSite, at, nested_loops
 
 PURE_CALLS = frozenset({"sorted", "sum", "max", "min", "set", "list", "tuple", "frozenset"})
 PURE_METHODS = frozenset({"lower", "upper", "strip", "split", "casefold", "replace", "join"})
@@ -146,14 +146,7 @@ def fast_path(f: PyFacts) -> list[Evidence]:
 
 
 def superlinear(f: PyFacts) -> list[Evidence]:
-    found = [
-        Evidence(
-            f"a loop over {loop.iterable[:40] or 'a condition'} runs inside another loop "
-            f"({at(loop.line)})"
-        )
-        for loop in f.loops
-        if loop.depth > 0 and not loop.bounded
-    ]
+    found = nested_loops(f.loops)
     for member in f.members:
         if not member.in_loop or constant(member.node):
             continue

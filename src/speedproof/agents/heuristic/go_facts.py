@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, Tree
 
-from speedproof.agents.heuristic.subject import RewriteDeclined, Subject
+from speedproof.agents.heuristic.subject import RewriteDeclined, Subject, unused_name
 from speedproof.source.go import (
     WRAPPER,
     declarations,
@@ -168,12 +168,7 @@ class GoUnit:
 
     def fresh(self, base: str, taken: set[str] | None = None) -> str:
         """`base`, or `base2`, `base3`, ...: the first identifier not used in the file."""
-        used = self.all_identifiers() | (taken or set())
-        candidate, number = base, 1
-        while candidate in used:
-            number += 1
-            candidate = f"{base}{number}"
-        return candidate
+        return unused_name(base, self.all_identifiers() | (taken or set()), joiner="")
 
     def package_constant(self, name: str) -> str | None:
         """The literal of `const name = "..."` at package level in this file, if that is what

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import libcst as cst
 from libcst.metadata import Assignment, BaseAssignment, BuiltinAssignment, GlobalScope
 
-from speedproof.agents.heuristic.subject import Subject
+from speedproof.agents.heuristic.subject import Subject, unused_name
 from speedproof.source.python import locate, resolved
 
 N = TypeVar("N", bound=cst.CSTNode)
@@ -280,12 +280,7 @@ class PyUnit:
 
     def fresh_name(self, base: str, taken: set[str] | None = None) -> str:
         """`base`, or `base_2`, `base_3`, ... : the first not used anywhere in the unit."""
-        used = self.all_names() | (taken or set())
-        candidate, number = base, 1
-        while candidate in used:
-            number += 1
-            candidate = f"{base}_{number}"
-        return candidate
+        return unused_name(base, self.all_names() | (taken or set()), joiner="_")
 
 
 def _target_names(target: cst.BaseExpression) -> list[cst.Name]:

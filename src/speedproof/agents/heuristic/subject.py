@@ -61,6 +61,16 @@ class Proposal:
     files: Mapping[str, str] = field(default_factory=dict)
 
 
+def unused_name(base: str, used: set[str], *, joiner: str) -> str:
+    """`base`, or `base` + joiner + 2, 3, ...: the first name not in `used` (Go's style joins
+    with "", Python's with "_")."""
+    candidate, number = base, 1
+    while candidate in used:
+        number += 1
+        candidate = f"{base}{joiner}{number}"
+    return candidate
+
+
 def split_judged(judged: Iterable[T | str]) -> tuple[list[T], list[str]]:
     """A rule's verdicts on the places it looked at, in order, split: the places it can rewrite,
     and why not (a str) for each of the others; the reasons are what `explain` reports."""
