@@ -155,12 +155,7 @@ class GoFacts:
         )
 
     def io_sites(self) -> list[IoSite]:
-        found = []
-        for call in self.calls:
-            site = self._io_site(call)
-            if site is not None:
-                found.append(site)
-        return found
+        return [site for call in self.calls if (site := self._io_site(call)) is not None]
 
     def growths(self) -> list[Growth]:
         found = [Growth(a.target, a.text, a.line) for a in self.appends if a.in_loop]
