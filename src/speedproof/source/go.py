@@ -13,28 +13,9 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
-from speedproof.go_syntax import go_parser, parse
+from speedproof.go_syntax import go_parser
+from speedproof.go_syntax import parse as parse  # every Go reader parses through here
 from speedproof.source.function import SourceFunction, lines_of
-
-__all__ = [
-    "FUNCTIONS",
-    "WRAPPER",
-    "WRAPPER_LINES",
-    "Alone",
-    "declarations",
-    "declared_name",
-    "descendants",
-    "function_alone",
-    "functions",
-    "import_specs",
-    "locate",
-    "package_name",
-    "parse",
-    "parse_tree",
-    "struct_fields",
-    "text",
-    "walk",
-]
 
 FUNCTIONS = ("function_declaration", "method_declaration")
 WRAPPER = "package p\n\n"
