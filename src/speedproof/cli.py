@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperCommand, TyperGroup
 
 from speedproof.cli_errors import fail, fail_on
-from speedproof.console import report_console
+from speedproof.console import listed, report_console
 from speedproof.errors import SpeedproofError
 from speedproof.init.arguments import SplitAtDashes, command_of
 from speedproof.judge.command import EXIT_FOR_VERDICT as EXIT_FOR_VERDICT
@@ -242,9 +241,9 @@ def _print_record(record: dict[str, Any]) -> None:
     )
     console.print(f"verdict: [bold]{verdict['verdict'] or 'error'}[/]")
     for reason in verdict["reasons"]:
-        console.print(f"  - {escape(reason)}", highlight=False)
+        console.print(listed(reason), highlight=False)
     if verdict.get("error"):
-        console.print(f"  error: {escape(verdict['error'])}", highlight=False)
+        console.print(listed(verdict["error"], "  error: "), highlight=False)
     gates = Table("gate", "passed", "seconds")
     for gate in record["gates"]:
         gates.add_row(gate["name"], "yes" if gate["passed"] else "NO", f"{gate['duration_s']:.2f}")

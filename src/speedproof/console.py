@@ -10,6 +10,7 @@ so a wide console costs nothing.
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 
 # Room for any table a command prints (the ledger's list of 8 columns with 60-character names is
 # about 200) while a line that is not a table still ends somewhere.
@@ -25,3 +26,14 @@ def report_console(*, highlight: bool = True, least_width: int = 0) -> Console:
     if console.width < least_width:
         return Console(highlight=highlight, width=least_width)
     return console
+
+
+def stage_line(stage: str, message: str) -> str:
+    """A progress line, `stage: message`, with the message as text: a verdict's words name
+    settings as `[policy] max_measure_s`, which rich would otherwise read as markup."""
+    return f"[dim]{stage}:[/] {escape(message)}"
+
+
+def listed(text: str, prefix: str = "  - ") -> str:
+    """One reason or note of a verdict as a list line, its words as text (see `stage_line`)."""
+    return f"{prefix}{escape(text)}"

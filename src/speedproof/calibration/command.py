@@ -8,13 +8,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from speedproof.calibration.sides import WARN_P
 from speedproof.calibration.trials import CalibrateOptions, Calibration, CalibrationReport
 from speedproof.cli_errors import fail_on
-from speedproof.console import report_console
+from speedproof.console import report_console, stage_line
 from speedproof.errors import SpeedproofError
 from speedproof.judge.patches import LEDGER_FOLDER, read_patch
 from speedproof.ledger import Ledger
@@ -195,7 +194,7 @@ def calibrate_command(
             loaded,
             sandbox=sandbox,
             options=options,
-            progress=lambda stage, message: progress.print(f"[dim]{stage}:[/] {escape(message)}"),
+            progress=lambda stage, message: progress.print(stage_line(stage, message)),
         ).run()
         with Ledger.in_folder(ledger or loaded.root / LEDGER_FOLDER) as book:
             book.add_event(None, "calibration", report.to_json())

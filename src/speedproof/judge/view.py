@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 
+from speedproof.console import listed, stage_line
 from speedproof.judge.outcome import Outcome
 from speedproof.measure.runner import Sample
 
@@ -41,7 +42,7 @@ class LiveProgress:
             self._walls = {"baseline": [], "candidate": []}
         self._stage = name
         if message:
-            self.console.print(f"[dim]{name}:[/] {escape(message)}", highlight=False)
+            self.console.print(stage_line(name, message), highlight=False)
         if self._status is not None:
             self._status.update(f"{name} {message}")
 
@@ -66,7 +67,7 @@ def render_outcome(outcome: Outcome, console: Console) -> None:
     )
     # A reason names knobs as `[policy] max_measure_s`: text, never markup.
     for reason in verdict.reasons:
-        console.print(f"  - {escape(reason)}", highlight=False)
+        console.print(listed(reason), highlight=False)
     for note in verdict.notes:
         console.print(f"  [dim]note: {escape(note)}[/]", highlight=False)
     gates = Table("gate", "result", "seconds", title="gates")

@@ -13,14 +13,13 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from speedproof.cli_errors import fail_on
 from speedproof.cli_options import HoldoutDirOption
 from speedproof.cluster.preflight import judge_needs
 from speedproof.cluster.spec import open_cluster
-from speedproof.console import report_console
+from speedproof.console import report_console, stage_line
 from speedproof.errors import SpeedproofError
 from speedproof.judge.patches import LEDGER_FOLDER
 from speedproof.ledger import Ledger
@@ -159,7 +158,7 @@ def verify_command(
         console = Console(stderr=True, quiet=as_json)
 
         def progress(stage: str, message: str) -> None:
-            console.print(f"[dim]{stage}:[/] {escape(message)}")
+            console.print(stage_line(stage, message))
 
         with Ledger.in_folder(ledger or loaded.root / LEDGER_FOLDER) as book:
             chosen = accepted_candidates(book, campaign=campaign, ids=candidate or ())
