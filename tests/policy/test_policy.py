@@ -487,3 +487,37 @@ def test_evidence_given_by_position_is_refused_so_no_two_booleans_can_trade_plac
         assert "positional" in str(refused)
     else:
         raise AssertionError("Evidence was built from positional arguments")
+
+
+def paired_reading(change_pct: float, sd_pct: float, n: int, alpha: float) -> Comparison:
+    """A paired wall reading of `n` pairs whose log ratios have exactly the given mean and sd."""
+    ratios = shaped(np.log1p(change_pct / 100.0), sd_pct / 100.0, n, seed=29)
+    return paired_compare(
+        [1.0] * n,
+        [float(np.exp(r)) for r in ratios],
+        workload="modules",
+        metric="wall",
+        tier="representative",
+        limit_pct=RULES.guardrail_limit_pct,
+        alpha=alpha,
+    )
+
+
+def test_a_first_look_worsening_past_twice_the_limit_whose_interval_reaches_the_limit_waits() -> (
+    None
+):
+    """digraph's A/A record: the same binary read +4.69 % (p=0.006, n=10) at look 1; beyond
+    twice the limit, but its interval still reached below the 2 % limit. One look of drift is
+    not a slower program: the next look must confirm it."""
+    drift = paired_reading(4.69, 3.5, 10, alpha=0.01)
+    assert drift.ci_low_pct < RULES.guardrail_limit_pct < 2 * drift.delta_pct
+    first = decide(evidence(drift, final=False), RULES)
+    assert first.verdict == "inconclusive"
+    assert "the next look must confirm it" in first.reasons[0]
+    assert decide(evidence(drift, final=False, earlier_rejects=1), RULES).verdict == "rejected"
+
+
+def test_a_worsening_whose_whole_interval_lies_past_the_limit_rejects_at_once() -> None:
+    clear = paired_reading(12.0, 3.5, 10, alpha=0.01)
+    assert clear.ci_low_pct > RULES.guardrail_limit_pct
+    assert decide(evidence(clear, final=False), RULES).verdict == "rejected"
