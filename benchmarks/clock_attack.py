@@ -18,8 +18,8 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-from speedproof.measure.process import run_process
-from speedproof.sandbox import SandboxSpec, build_env, make_sandbox
+from speedproof.ground.process import run_process
+from speedproof.ground.sandbox import SandboxSpec, build_env, make_sandbox
 
 SLEEP_S = 0.3
 CLOCK = textwrap.dedent(

@@ -43,7 +43,7 @@ except ImportError:  # a checkout from before the judge became a package
 from speedproof.examples import Example, materialise
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
+from speedproof.ground.sandbox import make_sandbox
 
 examples, pattern, pairs = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 found = {}

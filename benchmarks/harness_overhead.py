@@ -26,15 +26,10 @@ import speedproof.toolchains.go as go
 import speedproof.toolchains.go_processes as processes
 import speedproof.toolchains.python as python
 from speedproof.examples import get_example, materialise
+from speedproof.ground.process import ProcessResult
+from speedproof.ground.sandbox import make_sandbox
+from speedproof.ground.toolchain import Context, TargetToolchain, Tree, default_cache_dir
 from speedproof.manifest_loading import load_manifest
-from speedproof.measure.process import ProcessResult
-from speedproof.sandbox import make_sandbox
-from speedproof.toolchains.base import (
-    Context,
-    TargetToolchain,
-    Tree,
-    default_cache_dir,
-)
 from speedproof.toolchains.factory import toolchain_for
 
 

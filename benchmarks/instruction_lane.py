@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 
 from speedproof.examples import get_example, materialise
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 
 
 def main() -> None:

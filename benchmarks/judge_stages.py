@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.table import Table
 
 from speedproof.examples import find_examples, materialise
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 
 STAGES = ("guard", "apply", "build", "tests", "behaviour", "variants", "measure", "total")
 

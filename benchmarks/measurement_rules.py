@@ -56,10 +56,13 @@ from rule_evaluation import (
 )
 from speedproof.calibration.inject import add_slowdown
 from speedproof.calibration.sizing import Sizing, size_wins
-from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
-from speedproof.invocation import Invocation
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, make_sandbox
+from speedproof.ground.toolchain import Tree
 from speedproof.manifest import Manifest, Policy, Workload
 from speedproof.manifest_loading import load_manifest
 from speedproof.measure.environment import describe_environment, measurement_contended
@@ -68,13 +71,10 @@ from speedproof.measure.readings import TIMED_METRICS
 from speedproof.measure.replay import RecordedWorkload
 from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs, private_network
 from speedproof.measure.schedule import schedule_for
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.stats import Schedule
 from speedproof.stats.power import resolvable_win_pct
-from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
-from speedproof.workspace import resolve_rev, worktree
+from speedproof.workspace.worktree import resolve_rev, worktree
 
 PARTIAL_EVERY = 10
 # A trial is measured in rounds of this many pairs until every rule has what it asks for.

@@ -22,12 +22,12 @@ import tempfile
 from pathlib import Path
 
 from speedproof.examples import get_example, materialise
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.sandbox import Sandbox, make_sandbox
+from speedproof.ground.toolchain import Tree
 from speedproof.manifest_loading import load_manifest
 from speedproof.measure.instructions import count_instructions
 from speedproof.measure.runner import run_invocation
-from speedproof.sandbox import Sandbox, make_sandbox
-from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
 
 # `--version` is the start-up alone: argparse, the package's modules, nothing read.

@@ -39,14 +39,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
-from speedproof.invocation import Invocation
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import run_process
+from speedproof.ground.sandbox import Sandbox, SandboxSpec, Unsandboxed, build_env, make_sandbox
+from speedproof.ground.toolchain import Tree
 from speedproof.manifest_loading import load_manifest
 from speedproof.measure.environment import describe_environment, tool_version
-from speedproof.measure.process import run_process
-from speedproof.sandbox import Sandbox, SandboxSpec, Unsandboxed, build_env, make_sandbox
-from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
 
 WARMUP = 3

@@ -20,10 +20,10 @@ from typing import Any
 
 import speedproof.judge.evaluate as evaluate
 from speedproof.examples import get_example, materialise
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 
 
 def cpu() -> float:

@@ -22,7 +22,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from speedproof.cli_errors import fail, fail_on
 from speedproof.console import listed, report_console
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 from speedproof.init.arguments import SplitAtDashes, command_of
 from speedproof.judge.command import EXIT_FOR_VERDICT as EXIT_FOR_VERDICT
 from speedproof.judge.command import register as register_judge
@@ -162,7 +162,7 @@ def manifest_validate(
     """Validate a manifest and what it names (inputs, interpreter, module, Go dependencies);
     errors name the key, the line and a fix, and any of them exits 3."""
     # Imported here: the checks reach the toolchains, which no other command's start-up needs.
-    from speedproof.errors import ManifestError
+    from speedproof.ground.errors import ManifestError
     from speedproof.preflight import check, describe
 
     try:

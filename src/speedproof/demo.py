@@ -26,12 +26,12 @@ from rich.console import Console
 from rich.table import Table
 
 from speedproof.examples import Example, expectation, find_examples, materialise, meets
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
 from speedproof.judge.view import LiveProgress
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 
 DEMO_FOLDER = Path("demo")
 DEMO_EXAMPLE = "logstat"

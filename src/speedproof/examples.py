@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 Expectation = Literal["accepted", "not-accepted", "rejected-or-inconclusive", "rejected"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 
 # Top-level module -> the extra that installs it.
 EXTRA_OF: dict[str, str] = {

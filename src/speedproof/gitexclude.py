@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
-from speedproof.workspace.gitcmd import decode_path, git
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.git import decode_path, git
 
 
 def _work_tree(folder: Path) -> tuple[Path, Path] | None:

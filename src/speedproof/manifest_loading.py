@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from speedproof.errors import ManifestError
+from speedproof.ground.errors import ManifestError
 from speedproof.manifest import MANIFEST_NAME, KeyedError, Manifest
 from speedproof.tomlpos import locate
 

@@ -24,15 +24,15 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from speedproof.bench.preflight import benchmark_problems, harnesses_needed
-from speedproof.errors import InfrastructureError, ManifestError
+from speedproof.ground.errors import InfrastructureError, ManifestError
+from speedproof.ground.git import repository_root
+from speedproof.ground.sandbox import build_env
+from speedproof.ground.toolchain import default_cache_dir, resolve_interpreter
 from speedproof.manifest import PYTHON_RUNNERS, Manifest, Workload
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.sandbox import build_env
 from speedproof.tomlpos import locate
-from speedproof.toolchains.base import default_cache_dir, resolve_interpreter
 from speedproof.toolchains.go import GoTool
 from speedproof.toolchains.unittest_runner import UnittestArgs, read_unittest_args
-from speedproof.workspace.gitcmd import repository_root
 from speedproof.workspace.protected import ProtectedPaths
 
 # Suffixes of inputs a workload names without a folder (`words.txt`): text, tables, serialised

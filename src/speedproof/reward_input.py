@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 ACCEPTED = (
     "a str, a message {'role', 'content'} or a list of messages, whose content is a str, None "

@@ -14,8 +14,8 @@ import sysconfig
 import textwrap
 from pathlib import Path
 
-from speedproof.measure.process import run_process
-from speedproof.toolchains.base import Tree
+from speedproof.ground.process import run_process
+from speedproof.ground.toolchain import Tree
 from support.toolchain import (
     PYTHON_FILES,
     PYTHON_MANIFEST,

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import ManifestError
 from speedproof.examples import get_example, materialise
+from speedproof.ground.errors import ManifestError
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.inputs.twins import fewer_lines, make_twin
 from speedproof.judge.evaluate import Judge
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import load_manifest, parse_manifest
-from speedproof.sandbox import make_sandbox
 from support.git import git
 from support.unseen import content_keyed_patch_go
 

@@ -17,8 +17,8 @@ import hashlib
 import uuid
 from pathlib import Path
 
-from speedproof.measure.process import run_process
-from speedproof.toolchains.base import TargetToolchain, Tree
+from speedproof.ground.process import run_process
+from speedproof.ground.toolchain import TargetToolchain, Tree
 from support.toolchain import (
     GO_MANIFEST,
     GO_MODULE,

@@ -18,7 +18,9 @@ import pytest
 
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import build_env, make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
@@ -31,8 +33,6 @@ from speedproof.measure.instructions import (
     instruction_comparison,
 )
 from speedproof.measure.refusals import candidate_refusal
-from speedproof.program import Program, Side
-from speedproof.sandbox import build_env, make_sandbox
 from support.escape import daemon_patch, killed_child_patch, under_valgrind_patch
 from support.git import git
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
 from speedproof.gates.tests import gate_tests, run_baseline_tests
+from speedproof.ground.errors import InfrastructureError
 from speedproof.workspace.guard import check_patch
 from speedproof.workspace.protected import ProtectedPaths
 from support.toolchain import Pair, manifest, pair, toolchain, write_files

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from speedproof.examples import get_example, materialise
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 from support.git import git
 from support.unseen import stored_answer_patch, stored_answer_patch_go
 

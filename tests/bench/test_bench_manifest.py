@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import ManifestError
+from speedproof.ground.errors import ManifestError
 from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.preflight import check
 from support.bench import (

@@ -30,11 +30,11 @@ from speedproof.calibration.sizing import (
 )
 from speedproof.cli import app
 from speedproof.examples import find_examples, materialise
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import LoadedManifest, load_manifest, parse_manifest
-from speedproof.sandbox import make_sandbox
 from speedproof.verify.verification import Verification, accepted_candidates, stack_diffs
 
 
@@ -258,8 +258,8 @@ def test_verify_keeps_a_real_win_and_flags_a_recorded_win_that_does_not_hold(
 def test_stacked_diffs_that_conflict_are_a_named_patch_error(logstat: LoadedManifest) -> None:
     example = next(e for e in find_examples() if e.name == "logstat")
     speedup = read_patch(example.folder / "patches" / "speedup-hoist-regexp.patch")
-    from speedproof.errors import PatchError
-    from speedproof.workspace import resolve_rev
+    from speedproof.ground.errors import PatchError
+    from speedproof.workspace.worktree import resolve_rev
 
     base = resolve_rev(logstat.root, "HEAD")
     with pytest.raises(PatchError, match="diff 2 of 2 does not stack"):

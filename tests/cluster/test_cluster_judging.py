@@ -27,11 +27,11 @@ from speedproof.cluster.shipping import (
     sweep_dead_jobs,
     unpack_revision,
 )
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 from support.cluster_toy import patch_of, toy_repo
 from support.git import commit_all, git, git_run
 

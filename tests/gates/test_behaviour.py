@@ -18,11 +18,11 @@ from speedproof.gates.fingerprints import (
     sort_lines,
 )
 from speedproof.gates.outputs import OutputDigest
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.manifest import Behaviour, Normalise, TierName, Workload
 from speedproof.measure.runner import run_invocation
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox, build_env, make_sandbox
 
 
 @pytest.fixture(scope="module")

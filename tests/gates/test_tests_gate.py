@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from speedproof.errors import InfrastructureError
 from speedproof.gates.tests import MAX_RECHECK, TestGateResult, judge_tests
-from speedproof.toolchains.base import Outcome, TestRun
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.toolchain import Outcome, TestRun
 
 
 def run(outcomes: dict[str, Outcome], *, ran: bool = True, note: str = "") -> TestRun:

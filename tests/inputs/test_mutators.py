@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import ManifestError
+from speedproof.ground.errors import ManifestError
 from speedproof.inputs.mutate import detect_kind, make_variant, mutated_twin
 from speedproof.inputs.mutate.make import EMPTY_INDEX, small_slice
 from speedproof.inputs.twins import make_twin

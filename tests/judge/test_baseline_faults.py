@@ -17,11 +17,11 @@ import pytest
 from speedproof.campaign import exits
 from speedproof.campaign.options import Limits
 from speedproof.campaign.state import load_state
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 from support.git import git_run
 from support.toy_target import toy_manifest, toy_target
 

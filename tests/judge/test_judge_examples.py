@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from speedproof.examples import Example, expectation, find_examples, materialise, meets
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.judge.patches import read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 
 PAIRS = 12
 BUILD_GATES = {"build-baseline", "build", "tests", "behaviour"}

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 from support.toy_target import toy_manifest, toy_target, workload_table
 
 TOOL = """\

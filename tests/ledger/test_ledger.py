@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.ledger import SCHEMA_VERSION, Ledger, SampleRow
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import ManifestError
+from speedproof.ground.errors import ManifestError
 from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.measure.schedule import schedule_for
 

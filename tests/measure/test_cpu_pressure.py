@@ -18,7 +18,10 @@ from typing import Any
 
 import pytest
 
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import ProcessResult
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.environment import (
@@ -34,11 +37,8 @@ from speedproof.measure.environment import (
     stall_share,
 )
 from speedproof.measure.pinning import available_cpus
-from speedproof.measure.process import ProcessResult
 from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox, build_env, make_sandbox
 from support.toy_target import toy_manifest, workload_table
 
 PRESSURE = Path("/proc/pressure/cpu")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.measure.environment import (
     UNKNOWN,
     LoadSnapshot,

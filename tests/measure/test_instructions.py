@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
 from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
-from speedproof.invocation import Invocation
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
+from speedproof.ground.toolchain import Tree
 from speedproof.manifest import Behaviour, Manifest, Workload
 from speedproof.manifest_loading import load_manifest
 from speedproof.measure.cachegrind import CachegrindUnavailable
@@ -32,9 +35,6 @@ from speedproof.measure.instructions import (
     instruction_timeout,
     sampled,
 )
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox, build_env, make_sandbox
-from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
 
 TIMEOUT_S = 300.0

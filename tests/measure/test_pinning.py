@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
-from speedproof.invocation import Invocation
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import ProcessResult, run_process
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.manifest import Workload
 from speedproof.measure.pinning import available_cpus, describe, judge_elsewhere, timed_cpus
-from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.runner import Round, TimeoutRule, measure_pairs
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox, build_env, make_sandbox
 
 MANY = len(available_cpus()) >= 2
 needs_two = pytest.mark.skipif(not MANY, reason="needs a process allowed on two CPUs")

@@ -14,10 +14,12 @@ import pytest
 
 from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
 from speedproof.gates.fingerprints import Fingerprint, Observation
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import ProcessResult
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.manifest import Behaviour, Policy, Workload
 from speedproof.measure.environment import LoadSnapshot
-from speedproof.measure.process import ProcessResult
 from speedproof.measure.runner import (
     PairSeries,
     Sample,
@@ -26,8 +28,6 @@ from speedproof.measure.runner import (
     pair_timeout,
     private_network,
 )
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox, build_env, make_sandbox
 
 WORKLOAD = Workload(id="w")
 GENEROUS = TimeoutRule(floor_s=30.0, multiple=2.0, warmup_s=30.0)

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import check_behaviour
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.pinning import timed_cpus
@@ -21,8 +23,6 @@ from speedproof.measure.reported import MetricsError, parse_metrics
 from speedproof.measure.runner import ENV_PAD_LIMIT, Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.policy import decide
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox, build_env, make_sandbox
 from support.toy_target import reported_tables, toy_manifest, workload_table
 
 MANIFEST = toy_manifest(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from speedproof.bench.go_output import parse_go_bench
 from speedproof.evidence import Evidence
+from speedproof.ground.program import Side
 from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.runner import PairSeries, Sample
 from speedproof.policy import decide
-from speedproof.program import Side
 
 MANIFEST = parse_manifest(
     """

@@ -18,15 +18,15 @@ import pytest
 from speedproof.advisor import AdvisorFlags, CauseFlag, FunctionFlags, Gates, Hazard, HazardReview
 from speedproof.advisor.records import record_causes, record_hazards
 from speedproof.discovery import HotFunction
-from speedproof.errors import InfrastructureError
 from speedproof.examples import get_example, materialise
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.patches import read_patch
 from speedproof.ledger import LEDGER_FILE, Ledger, SampleRow
 from speedproof.manifest_loading import load_manifest
 from speedproof.report import ReportData, load_report, write_report
 from speedproof.report.markdown import cell, fence
-from speedproof.sandbox import make_sandbox
 from support.campaign_ledger import (
     CAMPAIGN,
     MEASURED_ON,

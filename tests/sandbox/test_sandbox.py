@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import SandboxUnavailable
-from speedproof.measure.process import run_process
-from speedproof.sandbox import SandboxSpec, Unsandboxed, build_env, make_sandbox
+from speedproof.ground.errors import SandboxUnavailable
+from speedproof.ground.process import run_process
+from speedproof.ground.sandbox import SandboxSpec, Unsandboxed, build_env, make_sandbox
 
 
 def _run(tmp_path: Path, code: str, *, network: bool = False) -> tuple[int, str]:
@@ -128,8 +128,8 @@ def test_an_interpreter_kept_under_tmp_stays_visible_inside_the_sandbox(tmp_path
     paths = [str(Path(speedproof.__file__).parents[1]), *site.getsitepackages()]
     code = (
         "import sys; from pathlib import Path\n"
-        "from speedproof.sandbox import SandboxSpec, build_env, make_sandbox\n"
-        "from speedproof.measure.process import run_process\n"
+        "from speedproof.ground.sandbox import SandboxSpec, build_env, make_sandbox\n"
+        "from speedproof.ground.process import run_process\n"
         "r = run_process([sys.executable, '-c', 'print(42)'], cwd=Path('/'),\n"
         "    sandbox=make_sandbox(), spec=SandboxSpec(env=build_env([])), timeout_s=60)\n"
         "print(r.exit_code, r.stdout.decode().strip(), r.stderr.decode().strip())\n"

@@ -12,11 +12,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 from support.git import commit_all, git, git_run
 
 GO_MOD = "module example.com/words\n\ngo 1.21\n"

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from speedproof.discovery import Profile, discover
+from speedproof.ground.sandbox import Sandbox, SandboxSpec
+from speedproof.ground.toolchain import Tree
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.sandbox import Sandbox, SandboxSpec
-from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
 from support.toolchain import caches, sandbox
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from speedproof.examples import get_example, materialise
 from speedproof.gates.tests import TestGateResult, gate_tests
+from speedproof.ground.toolchain import TargetToolchain, TestRun
 from speedproof.manifest_loading import load_manifest
-from speedproof.toolchains.base import TargetToolchain, TestRun
 from speedproof.toolchains.factory import toolchain_for
 from support.git import git
 from support.toolchain import Pair, caches, checkout, sandbox, write_files

@@ -15,11 +15,11 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from speedproof.ground.program import Side
+from speedproof.ground.sandbox import Sandbox, make_sandbox
+from speedproof.ground.toolchain import TargetToolchain, Tree, default_cache_dir
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
-from speedproof.program import Side
-from speedproof.sandbox import Sandbox, make_sandbox
-from speedproof.toolchains.base import TargetToolchain, Tree, default_cache_dir
 from speedproof.toolchains.factory import toolchain_for
 from support.git import commit_all, git
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.toolchain import resolve_interpreter
 from speedproof.manifest_loading import load_manifest
-from speedproof.toolchains.base import resolve_interpreter
 
 SPEEDPROOF = [sys.executable, "-m", "speedproof"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from speedproof.toolchains.base import TestRun
+from speedproof.ground.toolchain import TestRun
 from support.toolchain import PYTHON_MANIFEST, checkout, make_repo, manifest, toolchain
 
 FILES = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from speedproof.toolchains.base import Tree
+from speedproof.ground.toolchain import Tree
 from speedproof.toolchains.python import PLUGIN_FOLDER, junit_key, read_record
 from support.toolchain import PYTEST_TESTS, checkout, make_repo, manifest, toolchain
 

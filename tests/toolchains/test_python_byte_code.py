@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speedproof.measure.process import run_process
-from speedproof.program import Program
-from speedproof.toolchains.base import Tree
+from speedproof.ground.process import run_process
+from speedproof.ground.program import Program
+from speedproof.ground.toolchain import Tree
 from speedproof.workspace import snapshot
 from support.toolchain import (
     PYTEST_TESTS,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
-from speedproof.measure.process import run_process
-from speedproof.toolchains.base import Tree
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.process import run_process
+from speedproof.ground.toolchain import Tree
 from speedproof.toolchains.command import CommandBuilder, CommandTests
 from speedproof.toolchains.go import GoBuilder
 from speedproof.toolchains.python import PytestTests

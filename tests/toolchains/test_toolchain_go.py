@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
-from speedproof.measure.process import run_process
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.process import run_process
 from speedproof.toolchains.go import (
     GoBuilder,
     GoPackage,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
-from speedproof.measure.process import run_process
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.process import run_process
 from speedproof.toolchains.python import junit_id, parse_junit
 from support.git import git
 from support.toolchain import (

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError, ManifestError
 from speedproof.gates.tests import gate_tests, run_baseline_tests
+from speedproof.ground.errors import InfrastructureError, ManifestError
+from speedproof.ground.toolchain import TestRun, Tree
 from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.preflight import check, describe
-from speedproof.toolchains.base import TestRun, Tree
 from speedproof.toolchains.record_channel import RecordChannel
 from speedproof.toolchains.run_record import read_record
 from speedproof.toolchains.unittest_runner import RUNNER_FOLDER

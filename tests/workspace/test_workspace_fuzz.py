@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import PatchError
+from speedproof.ground.errors import PatchError
 from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.worktree import Worktree, worktree
 from support.workspace import make_repo

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import PatchError
+from speedproof.ground.errors import PatchError
 from speedproof.workspace.apply import apply_patch
 from speedproof.workspace.guard import GuardResult, Violation, check_applied, check_patch
 from speedproof.workspace.protected import ProtectedPaths

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import ManifestError
+from speedproof.ground.errors import ManifestError
 from speedproof.manifest_loading import load_manifest
 from speedproof.workspace.protected import ProtectedPaths
 from support.git import git

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.workspace.worktree import (
     MARKER_NAME,
     Worktree,

@@ -31,7 +31,7 @@ from speedproof.advisor.reference import ReferenceSet, load_reference
 from speedproof.advisor.static import StaticAdvisor
 from speedproof.cli_errors import fail_on
 from speedproof.console import report_console
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 from speedproof.manifest import Advisor as AdvisorSettings
 from speedproof.manifest_loading import load_manifest
 

@@ -3,7 +3,7 @@ default answer, because a made-up probability would steer a campaign as if it we
 
 from __future__ import annotations
 
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 
 class AdvisorError(SpeedproofError):

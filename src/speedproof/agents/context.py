@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 OPEN = "<context>"
 CLOSE = "</context>"

@@ -26,7 +26,7 @@ from speedproof.agents.answers import (
 )
 from speedproof.agents.prompts import ROLES, RoleName, repair_prompt, system_prompt, user_prompt
 from speedproof.agents.providers.base import ChatMessage, Completion, Provider
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 __all__ = [
     "ROLES",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from speedproof.bench.command import PYTHON_KEY, RUNNER_FOLDER
-from speedproof.toolchains.base import Builder, BuildResult, Context, Tree, process_log, safe_name
+from speedproof.ground.toolchain import Builder, BuildResult, Context, Tree, process_log, safe_name
 from speedproof.toolchains.go import GoTool, compile_test_binary
 from speedproof.toolchains.go_test_args import go_test_args
 

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from speedproof.bench.schema import GO_DEFAULT_BENCHTIME, go_pattern, pyperf_parts
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.manifest import Workload
 from speedproof.toolchains.python_tests import BOOTSTRAP
 
 if TYPE_CHECKING:
-    from speedproof.program import Program
+    from speedproof.ground.program import Program
 
 RUNNER_FOLDER = Path(__file__).resolve().parent / "runner"
 RUNNER_MODULE = "speedproof_bench"

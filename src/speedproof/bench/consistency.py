@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 # Slack above the wall time: print rounding (0.05 %) and the 1 ms granularity of nothing.
 _OVER_SHARE = 1.01

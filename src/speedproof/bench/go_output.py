@@ -21,7 +21,7 @@ from speedproof.bench.schema import (
     benchtime_count,
     benchtime_seconds,
 )
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 # Go's units as metric names: the standard three by the names [reported] uses, any other unit
 # with "/" read as "per" (MB/s → MB_per_s, widgets/op → widgets_per_op).

@@ -17,7 +17,7 @@ from typing import Any
 
 from speedproof.bench.consistency import PYTHON_WALL_SHARE, BenchReading
 from speedproof.bench.schema import NS_PER_OP
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 
 class PyperfError(SpeedproofError):

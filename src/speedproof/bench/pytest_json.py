@@ -20,7 +20,7 @@ from typing import Any
 
 from speedproof.bench.consistency import PYTHON_WALL_SHARE, BenchReading
 from speedproof.bench.schema import NS_PER_OP
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 # rounds × mean against total: float sums of thousands of rounds agree to far better than this.
 _AGREE = 1e-6

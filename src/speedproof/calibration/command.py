@@ -14,12 +14,11 @@ from speedproof.calibration.sides import WARN_P
 from speedproof.calibration.trials import CalibrateOptions, Calibration, CalibrationReport
 from speedproof.cli_errors import fail_on
 from speedproof.console import report_console, stage_line
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 from speedproof.judge.patches import LEDGER_FOLDER, read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 
 EXIT_ERROR = 3
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 from speedproof.manifest import Manifest
 
 NULL_COMMENT = "speedproof calibrate: a null change, this comment alters nothing"

@@ -25,14 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from speedproof.calibration.inject import add_slowdown, extra_for_win
-from speedproof.errors import InfrastructureError
-from speedproof.invocation import Invocation
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import TargetToolchain, Tree
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.pinning import judge_elsewhere
 from speedproof.measure.runner import run_invocation
-from speedproof.program import Program
-from speedproof.sandbox import Sandbox
-from speedproof.toolchains.base import TargetToolchain, Tree
 
 # Iterations of the probe: CPython runs about 30 M simple loop iterations a second, Go 1 G.
 PROBE_ITERATIONS = {"python": 1_000_000, "go": 40_000_000}

@@ -29,8 +29,12 @@ from speedproof.calibration.inject import add_null_change, add_slowdown
 from speedproof.calibration.noise import NO_CHANGE, WorkloadNoise, reading_spreads, summarise
 from speedproof.calibration.sides import SideCheck, check_sides, trial_scores
 from speedproof.calibration.sizing import size_wins
-from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.git import repository_root
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import Tree
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import show, unseen_inputs
 from speedproof.manifest_loading import LoadedManifest
@@ -42,19 +46,12 @@ from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.policy import decide
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox
 from speedproof.stats import Schedule
-from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
-from speedproof.workspace import (
-    apply_patch,
-    normalise_patch,
-    repository_root,
-    resolve_rev,
-    worktree,
-)
+from speedproof.workspace.apply import apply_patch
+from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.scratch import scratch_folder
+from speedproof.workspace.worktree import resolve_rev, worktree
 
 TrialKind = Literal["a/a", "null", "win"]
 KINDS: tuple[TrialKind, ...] = ("a/a", "null", "win")

@@ -41,7 +41,7 @@ from speedproof.agents.providers.replay import messages_digest
 from speedproof.campaign.checkout import ParentCheckout
 from speedproof.campaign.records import CampaignLedger, Recorder
 from speedproof.discovery import HotFunction
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.ledger import RoleCall
 from speedproof.manifest_loading import LoadedManifest
 

@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from speedproof.discovery import DiscoveryError, HotFunction, Profile, discover
-from speedproof.errors import InfrastructureError
-from speedproof.invocation import Invocation
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import TargetToolchain, Tree
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.runner import run_invocation
-from speedproof.sandbox import Sandbox
-from speedproof.toolchains.base import TargetToolchain, Tree
-from speedproof.workspace import worktree
 from speedproof.workspace.scratch import scratch_folder
+from speedproof.workspace.worktree import worktree
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,11 @@ from speedproof.campaign.state import CampaignState
 from speedproof.campaign.waves import campaign_for
 from speedproof.cli_options import HoldoutDirOption
 from speedproof.console import report_console
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 from speedproof.judge.view import LiveProgress
 from speedproof.manifest import MANIFEST_NAME
 from speedproof.measure.runner import Sample
-from speedproof.workspace import Terminated
+from speedproof.workspace.worktree import Terminated
 
 EXIT_DONE = 0
 EXIT_ERROR = 3

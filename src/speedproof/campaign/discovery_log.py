@@ -20,7 +20,7 @@ from speedproof.agents.heuristic.survey import survey
 from speedproof.campaign.checkout import ParentCheckout
 from speedproof.campaign.state import CampaignState
 from speedproof.discovery import HotFunction
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.ledger import HotFunctionRow, Ledger, ProposerOutcome
 from speedproof.report.discovery import discoveries, summary_lines
 from speedproof.source.function import Language

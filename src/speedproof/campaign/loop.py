@@ -60,14 +60,15 @@ from speedproof.campaign.stability import check_stability
 from speedproof.campaign.state import Attempt, CampaignState, Redactor, holdout_names, load_state
 from speedproof.cluster.jobs import Cluster
 from speedproof.discovery import HotFunction
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
+from speedproof.ground.sandbox import Sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.runner import Sample
-from speedproof.sandbox import Sandbox
 from speedproof.toolchains.factory import toolchain_for
-from speedproof.workspace import Terminated, normalise_patch
+from speedproof.workspace.patch_text import normalise_patch
+from speedproof.workspace.worktree import Terminated
 
 FINAL_PATCH = "final.patch"
 ORIGIN = "campaign"

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 DEFAULT_MODEL = "heuristic"
 DEFAULT_MAX_CANDIDATES = 20

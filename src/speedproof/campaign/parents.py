@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
-from speedproof.workspace import apply_patch, worktree
-from speedproof.workspace.gitcmd import git, git_ok
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.git import git, git_ok
+from speedproof.workspace.apply import apply_patch
+from speedproof.workspace.worktree import worktree
 
 REF_ROOT = "refs/speedproof"
 _IDENTITY = (

@@ -36,11 +36,13 @@ from speedproof.campaign.records import CampaignLedger
 from speedproof.cluster.jobs import Cluster
 from speedproof.cluster.preflight import Needs, judge_needs
 from speedproof.cluster.spec import open_cluster
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
+from speedproof.ground.git import repository_root
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.ledger import LEDGER_FILE
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
-from speedproof.workspace import cleanup_stale, repository_root, resolve_rev, sweep_scratch
+from speedproof.workspace.scratch import sweep_scratch
+from speedproof.workspace.worktree import cleanup_stale, resolve_rev
 
 CAMPAIGNS_FOLDER = Path(".speedproof") / "campaigns"
 

@@ -17,8 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from speedproof.errors import InfrastructureError
 from speedproof.gates.behaviour import Visible, check_behaviour
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import BuildResult, Tree
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import unseen_inputs
 from speedproof.manifest import Manifest
@@ -27,12 +30,9 @@ from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.policy import decide
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox
-from speedproof.toolchains.base import BuildResult, Tree
 from speedproof.toolchains.factory import toolchain_for
-from speedproof.workspace import worktree
 from speedproof.workspace.scratch import scratch_folder
+from speedproof.workspace.worktree import worktree
 
 Progress = Callable[[str, str], None]
 

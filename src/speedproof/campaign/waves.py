@@ -41,7 +41,7 @@ from speedproof.campaign.records import Held
 from speedproof.campaign.state import Attempt, CampaignState
 from speedproof.cluster.jobs import Batch, Cluster, Finished, NodeInfo, measuring_on
 from speedproof.cluster.judging import Judged, JudgeJob, Shipper, judge_on_node, measuring_nodes
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.judge.evaluate import Judge, JudgeOptions
 
 BEING_JUDGED = "being judged"

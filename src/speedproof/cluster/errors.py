@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from speedproof.errors import InfrastructureError, SpeedproofError
+from speedproof.ground.errors import InfrastructureError, SpeedproofError
 
 
 class ClusterError(SpeedproofError):

@@ -30,14 +30,15 @@ from speedproof.cluster.shipping import (
     unpack_folder,
     unpack_revision,
 )
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
+from speedproof.ground.git import repository_root
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.inputs.unseen import holdout_source
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import LoadedManifest, load_manifest
 from speedproof.measure.environment import describe_environment
-from speedproof.sandbox import make_sandbox
-from speedproof.workspace import repository_root, resolve_rev
+from speedproof.workspace.worktree import resolve_rev
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.ledger import Ledger, SampleRow
 
 # The writes a judgement makes after starting its candidate; each takes the candidate id first.

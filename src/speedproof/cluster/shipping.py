@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
-from speedproof.workspace.gitcmd import git_ok
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.git import git_ok
 from speedproof.workspace.scratch import scratch_folder, sweep_scratch
 from speedproof.workspace.worktree import resolve_rev
 

@@ -29,8 +29,8 @@ from speedproof.cluster.jobs import Cluster, run_all
 from speedproof.cluster.spec import cluster_scope
 from speedproof.corpus.adequacy import Adequacy, assess
 from speedproof.corpus.families import BY_NAME
-from speedproof.errors import InfrastructureError
 from speedproof.functions.case import Case, Json, generate_inputs, verification_inputs
+from speedproof.ground.errors import InfrastructureError
 
 MIN_KILL_RATE = 0.95
 MAX_TOP_SHARE = 0.5

@@ -22,7 +22,7 @@ from speedproof.cluster.options import ClusterOption, WorkersOption
 from speedproof.console import report_console
 from speedproof.corpus.grading import CATEGORIES
 from speedproof.corpus.literals import DEFAULT_CORPUS
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 EXIT_LEAK = 1
 EXIT_ERROR = 3

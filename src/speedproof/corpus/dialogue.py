@@ -25,8 +25,8 @@ from speedproof.agents.providers.base import ChatMessage, Completion, Provider
 from speedproof.cluster.jobs import Batch, Cluster
 from speedproof.corpus.grading import Answer, Judged, judge_task, settle
 from speedproof.corpus.prompts import build_messages, retry_messages
-from speedproof.errors import InfrastructureError
 from speedproof.functions.case import Case, model_view
+from speedproof.ground.errors import InfrastructureError
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 
 class CorpusError(SpeedproofError):

@@ -19,9 +19,9 @@ from typing import Literal
 
 from speedproof.cluster.jobs import Finished
 from speedproof.corpus.skeleton import loop_skeleton
-from speedproof.errors import PatchError
 from speedproof.functions.case import Case
 from speedproof.functions.reward_scale import WRONG_REWARD
+from speedproof.ground.errors import PatchError
 
 Category = Literal[
     "passed",

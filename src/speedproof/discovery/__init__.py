@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from speedproof.discovery.hot import DiscoveryError, HotFunction, Profile
 from speedproof.discovery.runs import Budget, representative
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import TargetToolchain, Tree
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.sandbox import Sandbox
-from speedproof.toolchains.base import TargetToolchain, Tree
 
 __all__ = [
     "Budget",

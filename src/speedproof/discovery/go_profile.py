@@ -35,13 +35,15 @@ from speedproof.discovery.runs import (
     representative,
     timed,
 )
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import Context, TargetToolchain, Tree
 from speedproof.manifest import Manifest, Workload
-from speedproof.sandbox import Sandbox
+from speedproof.ground.sandbox import Sandbox
 from speedproof.source.function import SourceFunction
 from speedproof.source.go import functions, package_name, parse
-from speedproof.toolchains.base import Context, TargetToolchain, Tree
-from speedproof.toolchains.go import GoBuilder, GoTool
+from speedproof.ground.toolchain import Context, TargetToolchain, Tree
+from speedproof.judge.build.go import GoBuilder, GoTool
 
 Stack = tuple[Frame, ...]
 

@@ -34,11 +34,11 @@ from speedproof.discovery.runs import (
     representative,
     timed,
 )
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import TargetToolchain, Tree
 from speedproof.manifest import Manifest, Workload
-from speedproof.program import Program
-from speedproof.sandbox import Sandbox
-from speedproof.toolchains.base import TargetToolchain, Tree
 from speedproof.toolchains.python import source_roots
 
 # Profiled seconds a workload must reach, per sample asked for (see the module docstring).

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from speedproof.discovery.hot import DiscoveryError
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import ProcessResult
+from speedproof.ground.sandbox import Sandbox
 from speedproof.manifest import Manifest, Workload
-from speedproof.measure.process import ProcessResult
 from speedproof.measure.runner import run_invocation
-from speedproof.sandbox import Sandbox
 
 MAX_RUNS = 50
 MAX_SECONDS = 30.0

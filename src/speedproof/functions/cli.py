@@ -17,7 +17,6 @@ from speedproof.cli_errors import fail, fail_on
 from speedproof.cluster.options import ClusterOption, WorkersOption
 from speedproof.cluster.spec import DEFAULT_WORKERS
 from speedproof.console import report_console
-from speedproof.errors import PatchError, SpeedproofError
 from speedproof.functions.case import Case, Json, load_case
 from speedproof.functions.verifier import VerifyResult, verify_candidate, verify_patch
 

@@ -8,11 +8,11 @@ memory on it differs.
 
 from __future__ import annotations
 
-from speedproof.errors import InfrastructureError
 from speedproof.functions.case import Case, Json
 from speedproof.functions.draws import contract_inputs, groups, shrink
 from speedproof.functions.jobs import HarnessRun, job_document, run_harness
 from speedproof.functions.sandbox import Limits, SandboxConfig
+from speedproof.ground.errors import InfrastructureError
 
 
 def _runs(case: Case, source: str, inputs: list[list[Json]], limits: Limits) -> HarnessRun:

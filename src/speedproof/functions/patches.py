@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from speedproof.errors import PatchError
+from speedproof.ground.errors import PatchError
 
 MAX_CHANGED_LINES = 60
 

@@ -37,8 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from speedproof.errors import SandboxUnavailable
 from speedproof.functions.seccomp import build_filter
+from speedproof.ground.errors import SandboxUnavailable
 
 MiB = 1 << 20
 SANDBOX_UID = 65534

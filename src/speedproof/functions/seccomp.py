@@ -20,8 +20,8 @@ import os
 from types import ModuleType
 from typing import Any
 
-from speedproof.errors import SandboxUnavailable
 from speedproof.extras import MissingExtra, require
+from speedproof.ground.errors import SandboxUnavailable
 
 # Refused with EPERM. Valgrind and Python need none of them; `execve` stays allowed because
 # valgrind's launcher and `setarch` exec the next stage. A name the native architecture lacks

@@ -31,9 +31,9 @@ import ast
 import builtins
 from collections.abc import Iterator
 
-from speedproof.errors import SpeedproofError
 from speedproof.functions.literal_budget import over_budget
 from speedproof.functions.object_values import address_refusal, parents_of
+from speedproof.ground.errors import SpeedproofError
 
 MAX_SOURCE_BYTES = 64 * 1024
 

@@ -24,7 +24,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from speedproof.errors import InfrastructureError, PatchError
 from speedproof.functions.case import Case, Json, verification_inputs
 from speedproof.functions.instruction_cost import Measurement, MeasureSpec, measure_many
 from speedproof.functions.jobs import HarnessRun, InputResult, job_document, run_harness
@@ -32,6 +31,7 @@ from speedproof.functions.patches import apply_patch
 from speedproof.functions.reward_scale import WRONG_REWARD, correct_reward
 from speedproof.functions.sandbox import Limits, SandboxConfig
 from speedproof.functions.subset import SubsetError, check_subset
+from speedproof.ground.errors import InfrastructureError, PatchError
 
 Status = Literal[
     "passed",

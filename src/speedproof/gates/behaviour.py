@@ -18,7 +18,8 @@ reference is kept, with its normalised content, so that the timed lane can check
 repetition against it (`ReferenceCheck`): determinism is asserted on every run, not assumed from
 two. Output files are removed before each run, so a stale file never matches. In the sandbox
 the tree is read-only and each declared output file is a per-run copy outside it, bound over an
-empty placeholder (`speedproof.program.output_path`); a copy the run never wrote reads as absent.
+empty placeholder (`speedproof.ground.program.output_path`); a copy the run never wrote reads as
+absent.
 
 Output files are not sorted in `sorted-lines` mode and not normalised: a file is an artefact a
 user reads back, and a reordered file is a different file.
@@ -31,17 +32,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
-from speedproof.errors import InfrastructureError
 from speedproof.evidence import TWIN_SUFFIX
 from speedproof.gates.differences import CANDIDATE_LABELS, Labels, describe_differences
 from speedproof.gates.fingerprints import Fingerprint, Mode, Observation, observe
 from speedproof.gates.outputs import OutputFile, clear_outputs, read_outputs
-from speedproof.invocation import Invocation
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import ProcessResult
+from speedproof.ground.program import Program
+from speedproof.ground.sandbox import Sandbox
 from speedproof.manifest import Behaviour, Workload
-from speedproof.measure.process import ProcessResult
 from speedproof.measure.runner import run_invocation
-from speedproof.program import Program
-from speedproof.sandbox import Sandbox
 
 Status = Literal["match", "differs", "nondeterministic", "baseline-failed"]
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
-from speedproof.errors import InfrastructureError
 from speedproof.gates.outputs import KEPT_BYTES, OutputDigest, OutputFile, read_outputs
-from speedproof.invocation import Invocation
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import _KEEP_LIMIT, ProcessResult
 from speedproof.manifest import Behaviour, Normalise
-from speedproof.measure.process import _KEEP_LIMIT, ProcessResult
 
 Mode = Literal["exact", "sorted-lines"]
 Stream = Literal["stdout", "stderr"]

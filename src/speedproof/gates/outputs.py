@@ -1,8 +1,8 @@
 """The declared output files of a run: placed, emptied before each run, read back and digested.
 
 In the sandbox the tree is read-only and each declared output file is a per-run copy outside it,
-bound over an empty placeholder (`speedproof.program.output_path`); a copy the run never wrote
-reads as absent. Unsandboxed, the files are in the tree and removed before each run.
+bound over an empty placeholder (`speedproof.ground.program.output_path`); a copy the run never
+wrote reads as absent. Unsandboxed, the files are in the tree and removed before each run.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from speedproof.errors import InfrastructureError
-from speedproof.program import Program, output_path
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.program import Program, output_path
 
 FileKind = Literal["file", "absent", "other"]
 

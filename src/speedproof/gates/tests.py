@@ -49,11 +49,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
-from speedproof.errors import InfrastructureError
-from speedproof.sandbox import build_env
-from speedproof.toolchains.base import BAD, TestRun, Toolchain, Tree
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.git import git_ok
+from speedproof.ground.sandbox import build_env
+from speedproof.ground.toolchain import BAD, TestRun, Toolchain, Tree
 from speedproof.toolchains.run_record import MACHINERY
-from speedproof.workspace.gitcmd import git_ok
 
 Rerun = Callable[[list[str]], TestRun]
 # Beyond this many suspect tests, no re-checks: rerunning them on both sides twice would cost

@@ -31,16 +31,16 @@ from speedproof.gates.behaviour import BehaviourResult
 from speedproof.gates.differences import describe_differences
 from speedproof.gates.fingerprints import Mode, Observation, observe
 from speedproof.gates.outputs import clear_outputs, place_outputs, read_outputs
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import run_process
+from speedproof.ground.program import Program
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import Tree
 from speedproof.inputs.twins import declared_inputs
 from speedproof.inputs.unseen import reads_holdout, show
 from speedproof.inputs.variant_settings import VariantSettings
 from speedproof.inputs.variants import Recipe, VariantRun, argv_variants, content_variants
-from speedproof.invocation import Invocation
 from speedproof.manifest import Behaviour, Manifest, Normalise, Workload
-from speedproof.measure.process import run_process
-from speedproof.program import Program
-from speedproof.sandbox import Sandbox
-from speedproof.toolchains.base import Tree
 from speedproof.workspace.scratch import scratch_folder
 
 Status = Literal["agree", "differs", "skipped", "not-run"]

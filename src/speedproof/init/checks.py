@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError, SpeedproofError
+from speedproof.ground.errors import InfrastructureError, SpeedproofError
+from speedproof.ground.git import decode_path, git, repository_root
 from speedproof.manifest_loading import load_manifest
-from speedproof.workspace.gitcmd import decode_path, git, repository_root
 
 
 @dataclass(frozen=True)

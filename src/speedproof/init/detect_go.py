@@ -13,12 +13,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.sandbox import build_env
+from speedproof.ground.toolchain import default_cache_dir
 from speedproof.init.files import read_text, source_files, where
 from speedproof.init.model import Benchmark, EntryPoint, Project, TestSetup
 from speedproof.init.probe import run_probe
-from speedproof.sandbox import build_env
-from speedproof.toolchains.base import default_cache_dir
 from speedproof.toolchains.go import GoTool
 
 MARKER = "go.mod"

@@ -23,10 +23,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from speedproof.errors import SpeedproofError
 from speedproof.gates.behaviour import BehaviourResult, check_behaviour
+from speedproof.ground.errors import SpeedproofError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program
+from speedproof.ground.sandbox import Sandbox, make_sandbox
+from speedproof.ground.toolchain import Tree
 from speedproof.init.length import Status, classify, robust_sd
-from speedproof.invocation import Invocation
 from speedproof.manifest import Manifest, Workload
 from speedproof.manifest_loading import LoadedManifest, anchor_interpreter, load_manifest
 from speedproof.measure.pinning import timed_cpus
@@ -39,10 +42,7 @@ from speedproof.measure.runner import (
     run_invocation,
 )
 from speedproof.measure.schedule import schedule_for
-from speedproof.program import Program
-from speedproof.sandbox import Sandbox, make_sandbox
 from speedproof.stats import Schedule
-from speedproof.toolchains.base import Tree
 from speedproof.toolchains.factory import toolchain_for
 
 # Timed pairs a workload: at most 5 (10 runs after a warm-up a side), fewer when they would take

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 ProjectLanguage = Literal["go", "python"]
 EntryKind = Literal["console-script", "package-main", "script", "go-main"]

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from speedproof.cli_errors import error_document, fail_on
 from speedproof.console import report_console
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 from speedproof.init.command import EXIT_USAGE, InitOptions, InitReport, run_init
 from speedproof.init.first_run import FirstRun, WorkloadTiming
 from speedproof.init.length import GUESS_BELOW_PAIRS, spread_words

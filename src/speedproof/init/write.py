@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.init.bench_example import bench_example
 from speedproof.init.derive import Derived
 from speedproof.init.model import EntryPoint, Project, UsageProblem, WorkloadDraft

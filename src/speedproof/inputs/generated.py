@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.toolchain import Context, Tree, process_log
 from speedproof.manifest import OUT_TOKEN, SEED_TOKEN, Workload
-from speedproof.toolchains.base import Context, Tree, process_log
 
 # A generator writes test inputs, not a data set: five minutes covers the bundled one (0.3 s)
 # a thousand times over on a cold disk.

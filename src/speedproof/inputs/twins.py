@@ -22,8 +22,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from speedproof.errors import InfrastructureError
 from speedproof.evidence import TWIN_SUFFIX
+from speedproof.ground.errors import InfrastructureError
 from speedproof.inputs.mutate import detect_kind, mutated_twin
 from speedproof.manifest import Workload
 

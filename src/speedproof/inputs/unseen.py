@@ -22,14 +22,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.program import Program
+from speedproof.ground.toolchain import Context, Tree
 from speedproof.inputs.generated import READ_ONLY, Generated, filled, generate
 from speedproof.inputs.program_words import program_words
 from speedproof.inputs.twins import NAME_BYTES, is_twin, make_twin
 from speedproof.manifest import HOLDOUT_TOKEN, OUT_TOKEN, Workload
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.program import Program
-from speedproof.toolchains.base import Context, Tree
 from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.scratch import scratch_folder
 

@@ -10,7 +10,7 @@ import typer
 
 from speedproof.cli_errors import fail_on
 from speedproof.cli_options import HoldoutDirOption
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 from speedproof.manifest import MANIFEST_NAME
 
 EXIT_FOR_VERDICT = {"accepted": 0, "rejected": 1, "inconclusive": 2}

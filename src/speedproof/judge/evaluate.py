@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from speedproof.errors import InfrastructureError, PatchError
 from speedproof.evidence import Comparison, Evidence
 from speedproof.gates.behaviour import (
     BehaviourResult,
@@ -31,6 +30,11 @@ from speedproof.gates.behaviour import (
 )
 from speedproof.gates.tests import gate_tests
 from speedproof.gates.variants import variants_gate
+from speedproof.ground.errors import InfrastructureError, PatchError
+from speedproof.ground.git import repository_root
+from speedproof.ground.program import Program
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import BuildResult, TargetToolchain, Tree
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
 from speedproof.judge.early_end import Ended, failed, unsafe
@@ -48,23 +52,15 @@ from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.policy import decide
-from speedproof.program import Program
-from speedproof.sandbox import Sandbox
 from speedproof.stats import Schedule
-from speedproof.toolchains.base import BuildResult, TargetToolchain, Tree
 from speedproof.toolchains.factory import toolchain_for
-from speedproof.workspace import (
-    GuardResult,
-    ProtectedPaths,
-    apply_patch,
-    check_applied,
-    check_patch,
-    normalise_patch,
-    repository_root,
-    resolve_rev,
-    snapshot,
-)
+from speedproof.workspace import snapshot
+from speedproof.workspace.apply import apply_patch
+from speedproof.workspace.guard import GuardResult, check_applied, check_patch
+from speedproof.workspace.patch_text import normalise_patch
+from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.scratch import sweep_scratch
+from speedproof.workspace.worktree import resolve_rev
 
 
 @dataclass(frozen=True)

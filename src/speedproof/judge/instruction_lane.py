@@ -15,7 +15,9 @@ from typing import Any
 
 from speedproof.evidence import Comparison
 from speedproof.gates.behaviour import BehaviourResult, ReferenceCheck
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program
+from speedproof.ground.sandbox import Sandbox
 from speedproof.judge.early_end import Ended
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.instructions import (
@@ -29,8 +31,6 @@ from speedproof.measure.instructions import (
 from speedproof.measure.refusals import candidate_refusal
 from speedproof.measure.runner import measurement_fault
 from speedproof.measure.sequential_rule import Progress
-from speedproof.program import Program
-from speedproof.sandbox import Sandbox
 
 # Records one gate: name, passed, seconds, reasons, detail (`Judge._gate` for one candidate).
 GateSink = Callable[[str, bool, float, tuple[str, ...], dict[str, Any]], None]

@@ -16,13 +16,14 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
 from speedproof.gates.outputs import place_outputs
-from speedproof.program import Program, relocated
-from speedproof.sandbox import SandboxSpec, mount_list
-from speedproof.toolchains.base import Tree
-from speedproof.workspace import snapshot, worktree
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.program import Program, relocated
+from speedproof.ground.sandbox import SandboxSpec, mount_list
+from speedproof.ground.toolchain import Tree
+from speedproof.workspace import snapshot
 from speedproof.workspace.scratch import scratch_folder
+from speedproof.workspace.worktree import worktree
 
 # How each later stage is named when it wrote what it may not.
 STAGE_WORDS = {

@@ -7,14 +7,14 @@ from pathlib import Path
 from rich.console import Console
 
 from speedproof.console import report_console
-from speedproof.errors import InfrastructureError
 from speedproof.gitexclude import exclude_from_git
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.judge.view import LiveProgress, render_outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 
 LEDGER_FOLDER = ".speedproof"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.ledger.store import LedgerStore
 
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.ledger.schema import ADDED_COLUMNS, LEDGER_FILE, SCHEMA, SCHEMA_VERSION
 
 

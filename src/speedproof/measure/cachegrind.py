@@ -28,7 +28,7 @@ import platform
 import shutil
 import subprocess
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 
 
 class MeasurementError(InfrastructureError):

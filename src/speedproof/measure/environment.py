@@ -52,7 +52,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 
 UNKNOWN = "unknown"
 # Above this 1-minute load average (or `cores - CONTENTION_MARGIN`, whichever is larger) a series

@@ -33,7 +33,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from speedproof.evidence import Comparison, exact_comparison
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import ProcessResult, run_process
+from speedproof.ground.program import Side
+from speedproof.ground.sandbox import Sandbox
 from speedproof.measure.cachegrind import (
     MeasurementError,
     cachegrind_prefix,
@@ -41,10 +44,7 @@ from speedproof.measure.cachegrind import (
 )
 from speedproof.measure.escapes import discarded, discarded_beyond, escaped, process_counts
 from speedproof.measure.opens import FolderOpens
-from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.runner import RepetitionCheck
-from speedproof.program import Side
-from speedproof.sandbox import Sandbox
 from speedproof.stats import ALPHA, welch_compare
 
 # Measured slowdown under Cachegrind (--cache-sim=no) against a native run: 18-28x for the

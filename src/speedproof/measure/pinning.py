@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 
 CpuSetting = int | Literal["all"]
 

@@ -35,9 +35,9 @@ from speedproof.bench.go_output import parse_go_bench
 from speedproof.bench.pyperf_json import parse_pyperf
 from speedproof.bench.pytest_json import parse_pytest_benchmark
 from speedproof.bench.schema import GO_DEFAULT_BENCHTIME, pyperf_parts
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
+from speedproof.ground.process import ProcessResult
 from speedproof.manifest import Workload
-from speedproof.measure.process import ProcessResult
 
 # A results file larger than this is no benchmark's report (pytest-benchmark's with per-round
 # data of 100 000 rounds is about 2 MiB).

@@ -42,16 +42,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
-from speedproof.errors import InfrastructureError
-from speedproof.invocation import Invocation
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.process import ProcessResult, run_process
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox
 from speedproof.manifest import Policy, Workload
 from speedproof.measure.environment import PRESSURE_CPU, LoadSnapshot, load_snapshot
 from speedproof.measure.pinning import judge_elsewhere
 from speedproof.measure.placement import place_afresh
-from speedproof.measure.process import ProcessResult, run_process
 from speedproof.measure.reported import MetricsError, read_metrics, results_folder
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox
 
 # wall, cpu and memory, or the name of a reported metric.
 Metric = str

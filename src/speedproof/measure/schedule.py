@@ -27,7 +27,9 @@ from typing import Any
 
 from speedproof.evidence import Comparison, Evidence
 from speedproof.gates.behaviour import Visible, as_built
-from speedproof.invocation import Invocation
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.environment import (
     PRESSURE_CPU,
@@ -47,8 +49,6 @@ from speedproof.measure.runner import (
     private_network,
 )
 from speedproof.measure.sequential_rule import Progress, SequentialRule, say_nothing
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox
 from speedproof.stats import Schedule
 
 # (series index, workload id, sample): called between runs, outside the timed region.

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.ledger import LEDGER_FILE, Ledger
 from speedproof.report import advice, discovery, rows
 from speedproof.report.chain import build_chain, chain_ids, costs, parent_of

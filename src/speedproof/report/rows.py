@@ -13,7 +13,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.report.model import (
     Concern,
     Distribution,

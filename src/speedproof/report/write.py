@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.report.data import load_report
 from speedproof.report.html import html_page
 from speedproof.report.markdown import render_markdown

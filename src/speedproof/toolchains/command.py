@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
-from speedproof.toolchains.base import (
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.toolchain import (
     FAILURE_LIMIT,
     BuildResult,
     Context,

@@ -9,15 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from speedproof.bench.build import BenchBuilder
-from speedproof.manifest import PYTHON_RUNNERS, Manifest
-from speedproof.sandbox import Sandbox
-from speedproof.toolchains.base import (
+from speedproof.ground.sandbox import Sandbox
+from speedproof.ground.toolchain import (
     Builder,
     Context,
     TargetToolchain,
     TestRunner,
     default_cache_dir,
 )
+from speedproof.manifest import PYTHON_RUNNERS, Manifest
 from speedproof.toolchains.command import CommandBuilder, CommandTests
 from speedproof.toolchains.go import GoBuilder, GoTests, GoTool
 from speedproof.toolchains.python import PytestTests, PythonBuilder, PythonTool

@@ -30,9 +30,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
-from speedproof.measure.process import ProcessResult
-from speedproof.toolchains.base import (
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.process import ProcessResult
+from speedproof.ground.toolchain import (
     BuildResult,
     Context,
     TestRun,

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.toolchains.base import Outcome
+from speedproof.ground.toolchain import Outcome
 
 CANARY_FILE = "zz_speedproof_canary_test.go"
 

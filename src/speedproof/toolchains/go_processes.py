@@ -27,10 +27,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from speedproof.errors import InfrastructureError
-from speedproof.measure.process import ProcessResult
-from speedproof.sandbox import Sandbox, SandboxSpec
-from speedproof.toolchains.base import Context
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.process import ProcessResult
+from speedproof.ground.sandbox import Sandbox, SandboxSpec
+from speedproof.ground.toolchain import Context
 
 STRACE_PACKAGE = "strace"
 # Process creation and exec: a thread is a `clone` with CLONE_THREAD, anything else a process.

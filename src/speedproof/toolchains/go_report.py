@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from speedproof.toolchains.base import BAD, FAILURE_LIMIT, Outcome, clip
+from speedproof.ground.toolchain import BAD, FAILURE_LIMIT, Outcome, clip
 
 _RESULTS: dict[str, Outcome] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 # Synthetic test ids for failures that belong to a package, not to one of its tests.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 
 # The `go test` flags `[tests] args` may carry (values given with `=`), by where they go: the
 # compile step (`go test -c`), the test binary (as `-test.NAME`), or nowhere (the run always

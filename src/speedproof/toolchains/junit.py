@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ElementTree
 
-from speedproof.toolchains.base import FAILURE_LIMIT, Outcome, clip
+from speedproof.ground.toolchain import FAILURE_LIMIT, Outcome, clip
 from speedproof.toolchains.run_record import RANK, Record, names
 
 _CHILD: dict[str, Outcome] = {"skipped": "skipped", "failure": "failed", "error": "error"}

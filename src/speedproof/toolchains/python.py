@@ -27,10 +27,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from speedproof.errors import InfrastructureError, ManifestError
-from speedproof.link_paths import linked_folders
-from speedproof.manifest import Manifest
-from speedproof.toolchains.base import (
+from speedproof.ground.errors import InfrastructureError, ManifestError
+from speedproof.ground.toolchain import (
     BuildResult,
     Context,
     TestRun,
@@ -40,6 +38,8 @@ from speedproof.toolchains.base import (
     process_log,
     resolve_interpreter,
 )
+from speedproof.link_paths import linked_folders
+from speedproof.manifest import Manifest
 
 # junit_id, junit_key, parse_junit and read_record are also imported by name from this module.
 from speedproof.toolchains.junit import junit_cases, report_problems

@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from speedproof.errors import InfrastructureError
-from speedproof.measure.process import ProcessResult
-from speedproof.toolchains.base import Context, TestRun, Tree, clip, process_log
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.process import ProcessResult
+from speedproof.ground.toolchain import Context, TestRun, Tree, clip, process_log
 from speedproof.toolchains.record_channel import RecordChannel
 from speedproof.toolchains.run_record import COMPLETE, CrossCheck, Recorded, read_run
 

@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
-from speedproof.measure.process import ProcessResult
-from speedproof.toolchains.base import BAD, FAILURE_LIMIT, Outcome, clip
+from speedproof.ground.process import ProcessResult
+from speedproof.ground.toolchain import BAD, FAILURE_LIMIT, Outcome, clip
 
 # Worst first: a test with several results (a failure, then an error at teardown) keeps the
 # worst, and so does a test id that appears twice in one report.

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
-from speedproof.toolchains.base import Context, TestRun, Tree
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.toolchain import Context, TestRun, Tree
 from speedproof.toolchains.python import PythonTool, source_roots
 from speedproof.toolchains.python_tests import recorded_test_run
 from speedproof.toolchains.run_record import Record, Recorded

@@ -20,12 +20,11 @@ from speedproof.cli_options import HoldoutDirOption
 from speedproof.cluster.preflight import judge_needs
 from speedproof.cluster.spec import open_cluster
 from speedproof.console import report_console, stage_line
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 from speedproof.judge.patches import LEDGER_FOLDER
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME
 from speedproof.manifest_loading import load_manifest
-from speedproof.sandbox import make_sandbox
 from speedproof.verify.elsewhere import Elsewhere, ElsewhereVerification
 from speedproof.verify.verification import Recheck, Verification, accepted_candidates
 

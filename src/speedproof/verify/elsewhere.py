@@ -32,7 +32,7 @@ from typing import Any
 
 from speedproof.cluster.jobs import Cluster, Finished, NodeInfo, measuring_on
 from speedproof.cluster.judging import Judged, Shipper, judge_on_node, measuring_nodes
-from speedproof.errors import InfrastructureError, SpeedproofError
+from speedproof.ground.errors import InfrastructureError, SpeedproofError
 from speedproof.judge.evaluate import JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import LoadedManifest

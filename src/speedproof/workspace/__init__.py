@@ -1,8 +1,8 @@
 """Where a candidate patch meets the program: a throwaway worktree, the paths it may not touch,
 the two-pass guard and the application of the patch."""
 
+from speedproof.ground.git import CommandRun, repository_root
 from speedproof.workspace.apply import ApplyResult, apply_patch
-from speedproof.workspace.gitcmd import CommandRun, repository_root
 from speedproof.workspace.guard import (
     GuardResult,
     Violation,

@@ -12,8 +12,8 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
+from speedproof.ground.git import git
 from speedproof.workspace.changes import list_changes
-from speedproof.workspace.gitcmd import git
 from speedproof.workspace.protected import ProtectedPaths
 
 # The languages whose added code the guard reads, by file suffix.

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from speedproof.errors import InfrastructureError, PatchError
-from speedproof.workspace.gitcmd import CommandRun, git, run_tool
+from speedproof.ground.errors import InfrastructureError, PatchError
+from speedproof.ground.git import CommandRun, git, run_tool
 from speedproof.workspace.headers import read_headers
 from speedproof.workspace.hunks import Landing, describe_moves, read_file_patches, read_landings
 from speedproof.workspace.landing import check_landings

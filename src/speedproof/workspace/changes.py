@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.workspace.gitcmd import decode_path, git_ok
+from speedproof.ground.git import decode_path, git_ok
 
 SYMLINK_MODE = 0o120000
 SUBMODULE_MODE = 0o160000

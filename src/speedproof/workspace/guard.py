@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from speedproof.errors import PatchError
+from speedproof.ground.errors import PatchError
+from speedproof.ground.git import git_ok
 from speedproof.workspace.changes import (
     REGULAR_MODES,
     SUBMODULE_MODE,
@@ -27,7 +28,6 @@ from speedproof.workspace.changes import (
     list_changes,
 )
 from speedproof.workspace.code_guard import added_code_findings, describe
-from speedproof.workspace.gitcmd import git_ok
 from speedproof.workspace.headers import HeaderName, Marker, read_headers
 from speedproof.workspace.patch_names import strip_first
 from speedproof.workspace.protected import ProtectedPaths, split_parts

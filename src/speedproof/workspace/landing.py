@@ -22,8 +22,8 @@ from pathlib import Path
 
 from tree_sitter import Node
 
-from speedproof.errors import PatchError
 from speedproof.go_syntax import parse as parse_go
+from speedproof.ground.errors import PatchError
 from speedproof.workspace.hunks import FilePatch, Hunk, Landing, describe_move
 
 _PYTHON_NAME = re.compile(r"^\s*(?:async\s+def|def|class)\s+([^\W\d]\w*)")

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Literal
 
 from speedproof.bench.protected import benchmark_files
-from speedproof.errors import ManifestError
+from speedproof.ground.errors import ManifestError
+from speedproof.ground.git import repository_root
 from speedproof.manifest import Language, Manifest
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.workspace.gitcmd import repository_root
 
 RuleKind = Literal["component", "path"]
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from speedproof.errors import InfrastructureError
-from speedproof.workspace.gitcmd import decode_path, git, git_ok, repository_root
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.git import decode_path, git, git_ok, repository_root
 
 DEFAULT_PREFIX = "speedproof-"
 TREE_NAME = "tree"

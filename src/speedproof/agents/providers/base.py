@@ -12,7 +12,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from speedproof.errors import SpeedproofError
+from speedproof.ground.errors import SpeedproofError
 
 Role = Literal["system", "user", "assistant"]
 

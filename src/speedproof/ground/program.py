@@ -1,7 +1,7 @@
 """A built target ready to run.
 
 Toolchains produce a `Program` (baseline or candidate); one workload's run of it is an
-`Invocation` (`speedproof.invocation`).
+`Invocation` (`speedproof.ground.invocation`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from speedproof.sandbox import SandboxSpec
+from speedproof.ground.sandbox import SandboxSpec
 
 Side = Literal["baseline", "candidate"]
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, cast, get_args
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.process import ProcessResult, run_process
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, SandboxSpec, build_env
 from speedproof.manifest import Manifest
-from speedproof.measure.process import ProcessResult, run_process
-from speedproof.program import Program, Side
-from speedproof.sandbox import Sandbox, SandboxSpec, build_env
 
 Outcome = Literal["passed", "failed", "skipped", "error"]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)

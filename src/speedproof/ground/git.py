@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 
 # Generous: `git worktree add` on a large repository checks out every file; a hung git is a bug
 # we want reported, not waited on forever.

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from speedproof.errors import SandboxUnavailable
+from speedproof.ground.errors import SandboxUnavailable
 
 # Variables that may carry credentials are never passed, whatever the allow-list says.
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from speedproof.errors import InfrastructureError
-from speedproof.sandbox import Sandbox, SandboxSpec
+from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.sandbox import Sandbox, SandboxSpec
 
 # Beyond this many bytes an output is kept only as its digest and length: 64 MiB is far more
 # than any workload report a person reads, and keeps memory bounded across 50 runs.

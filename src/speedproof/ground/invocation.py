@@ -2,7 +2,7 @@
 
 The behaviour gate and the timed lane consume `Invocation`s, so neither needs to know which
 language the target is written in. It stands above `speedproof.bench` (a benchmark workload's
-command line), which stands above `speedproof.program`.
+command line), which stands above `speedproof.ground.program`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from speedproof.bench.command import bench_argv
+from speedproof.ground.program import Program
+from speedproof.ground.sandbox import SandboxSpec
 from speedproof.manifest import Workload
-from speedproof.program import Program
-from speedproof.sandbox import SandboxSpec
 
 
 @dataclass(frozen=True)
