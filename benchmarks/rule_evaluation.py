@@ -30,13 +30,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from speedproof.evidence import Comparison, Evidence
+from speedproof.judge.policy.decide import decide
+from speedproof.judge.policy.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest
 from speedproof.measure.readings import TIMED_METRICS
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload, StreamError
 from speedproof.measure.schedule import schedule_for
 from speedproof.measure.sequential_rule import SequentialRule
-from speedproof.policy import decide
 from speedproof.stats import Schedule, compare, paired_compare
 from speedproof.stats.power import acceptance_probability
 from speedproof.verify.verification import verify_options

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from speedproof.evidence import Comparison
+from speedproof.judge.policy.decide import decide
+from speedproof.judge.policy.evidence import Comparison
 from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.sequential_rule import SequentialRule
-from speedproof.policy import decide
 from speedproof.stats import Schedule, compare, paired_compare
 
 FLOOR_PCT = 3.0

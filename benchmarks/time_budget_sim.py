@@ -26,9 +26,9 @@ import time
 import numpy as np
 
 from sequential_sim import SIM_MANIFEST as MANIFEST
+from speedproof.judge.policy.decide import decide
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.sequential_rule import SequentialRule
-from speedproof.policy import decide
 from speedproof.stats import Schedule
 
 WINS_PCT = (0.0, 3.0, 4.0, 5.0, 10.0)

@@ -303,7 +303,7 @@ def _closure(module: str) -> set[str]:
 
 
 def test_nothing_from_the_advisor_reaches_the_policy() -> None:
-    for judge in ("speedproof.policy", "speedproof.evidence"):
+    for judge in ("speedproof.judge.policy.decide", "speedproof.judge.policy.evidence"):
         reached = _closure(judge)
         assert not any(m.startswith("speedproof.advisor") for m in reached), reached
     advisor_modules = {
@@ -312,14 +312,14 @@ def test_nothing_from_the_advisor_reaches_the_policy() -> None:
         if p.stem != "__init__"
     }
     forbidden = {
-        "speedproof.policy",
-        "speedproof.evidence",
+        "speedproof.judge.policy.decide",
+        "speedproof.judge.policy.evidence",
         "speedproof.judge.evaluate",
         "speedproof.judge.patches",
     }
     for module in advisor_modules:
         assert not _speedproof_imports(module) & forbidden, module
-    from speedproof.evidence import Evidence
+    from speedproof.judge.policy.evidence import Evidence
 
     words = {"advisor", "concern", "flag", "hazard", "cause"}
     assert not {f for f in Evidence.__dataclass_fields__ if any(w in f for w in words)}

@@ -12,7 +12,7 @@ from scipy import stats as sps
 from speedproof.calibration.command import render_report
 from speedproof.calibration.sides import check_sides, trial_scores
 from speedproof.calibration.trials import CalibrationReport, Trial, TrialKind
-from speedproof.evidence import Evidence
+from speedproof.judge.policy.evidence import Evidence
 from speedproof.stats.paired import paired_compare
 
 SCHEDULE = {"round_pairs": 10, "max_pairs": 50, "alpha": 0.05, "rho": 1.0}

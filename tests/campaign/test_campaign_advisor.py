@@ -338,7 +338,11 @@ def _closure(module: str) -> set[str]:
 def test_the_judge_the_campaign_builds_takes_nothing_the_advisor_or_explorer_gives() -> None:
     """What the judge is built from is the manifest, the sandbox, the ledger and these options;
     no module it runs imports the advisor or the campaign, so nothing they hold can reach it."""
-    for module in ("speedproof.judge.evaluate", "speedproof.judge.patches", "speedproof.policy"):
+    for module in (
+        "speedproof.judge.evaluate",
+        "speedproof.judge.patches",
+        "speedproof.judge.policy.decide",
+    ):
         reached = _closure(module)
         assert not [
             m for m in reached if m.startswith(("speedproof.advisor", "speedproof.campaign"))

@@ -12,7 +12,7 @@ import pytest
 from speedproof.campaign import exits
 from speedproof.campaign.options import Limits, OptionsError, parse_duration
 from speedproof.campaign.state import CampaignState, Redactor, load_state
-from speedproof.evidence import Comparison, PolicyRules
+from speedproof.judge.policy.evidence import Comparison, PolicyRules
 from speedproof.ledger import Ledger, RoleCall
 
 CAMPAIGN = "20250101-000000-abcdef"

@@ -26,7 +26,7 @@ from conftest import NODE_NAMES
 from speedproof.campaign.state import CampaignState, load_state
 from speedproof.cli import app
 from speedproof.cluster import Cluster, Placement, open_cluster
-from speedproof.evidence import Comparison, PolicyRules
+from speedproof.judge.policy.evidence import Comparison, PolicyRules
 from speedproof.ledger import Ledger
 from support.campaign import SPEEDPROOF, events, rows
 from support.cluster_toy import node_name, output_digest, toy_repo

@@ -7,8 +7,8 @@ import io
 
 from rich.console import Console
 
-from speedproof.evidence import Verdict
 from speedproof.judge.evaluate import GateRecord, Outcome
+from speedproof.judge.policy.evidence import Verdict
 from speedproof.judge.view import render_outcome
 
 KNOB = "its pairs ran out ([policy] max_measure_s and max_total_measure_s bound them)"

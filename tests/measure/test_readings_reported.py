@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from speedproof.evidence import Comparison
 from speedproof.ground.program import Side
+from speedproof.judge.policy.evidence import Comparison
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.environment import LoadSnapshot

@@ -6,11 +6,11 @@ pairs come from `RecordedPairs`, so each test knows exactly what the machine "me
 
 from __future__ import annotations
 
-from speedproof.evidence import Evidence
+from speedproof.judge.policy.decide import decide
+from speedproof.judge.policy.evidence import Evidence
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.schedule import schedule_for
 from speedproof.measure.sequential_rule import SequentialRule
-from speedproof.policy import decide
 from speedproof.stats import Schedule
 from speedproof.verify.verification import verify_options
 from support.sequential import manifest, per_workload_budget, stream

@@ -8,12 +8,12 @@ reading was not resolved.
 
 from __future__ import annotations
 
-from speedproof.evidence import Evidence, Verdict
+from speedproof.judge.policy.carry_over import CHEAT, UNRESOLVED
+from speedproof.judge.policy.decide import decide
+from speedproof.judge.policy.evidence import Evidence, Verdict
 from speedproof.manifest import Manifest
 from speedproof.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.measure.sequential_rule import SequentialRule
-from speedproof.policy import decide
-from speedproof.policy_carry_over import CHEAT, UNRESOLVED
 from speedproof.stats import Schedule
 from support.sequential import manifest, stream
 

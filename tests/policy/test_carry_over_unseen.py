@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from speedproof.evidence import Comparison, Evidence
-from speedproof.policy import carry_over_settled, decide
+from speedproof.judge.policy.decide import carry_over_settled, decide
+from speedproof.judge.policy.evidence import Comparison, Evidence
 from support.carry_over import RULES, reading
 
 CHEAT = "the win does not carry over to inputs the candidate has not seen"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
-import speedproof.evidence
-import speedproof.policy
-import speedproof.policy_carry_over
-import speedproof.policy_readings
-from speedproof.evidence import Comparison, Evidence, PolicyRules
-from speedproof.policy import decide, keep_measuring
+import speedproof.judge.policy.carry_over
+import speedproof.judge.policy.decide
+import speedproof.judge.policy.evidence
+import speedproof.judge.policy.readings
+from speedproof.judge.policy.decide import decide, keep_measuring
+from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules
 from speedproof.stats import compare, paired_compare
 
 RULES = PolicyRules()  # wall; floor 3 %; limit 2 %; guardrails cpu, memory; support required.
@@ -24,9 +24,9 @@ ALLOWED_IMPORTS = {
     "typing",
     "collections.abc",
     "math",
-    "speedproof.evidence",
-    "speedproof.policy_carry_over",
-    "speedproof.policy_readings",
+    "speedproof.judge.policy.evidence",
+    "speedproof.judge.policy.carry_over",
+    "speedproof.judge.policy.readings",
 }
 
 
@@ -118,7 +118,7 @@ def test_a_guardrail_worsening_of_any_size_must_hold_at_two_looks_before_it_reje
     """Peak memory of a Go CLI read +7.34 % (p = 0.007) at one look on the same binary twice:
     a guardrail reject is confirmed by the next look, where a primary-metric worsening of twice
     the limit still rejects at once."""
-    from speedproof.policy import streaks
+    from speedproof.judge.policy.decide import streaks
 
     memory = reading("parse", 8.0, metric="memory", seed=7)
     first = evidence(BIG_WIN, memory, final=False)
@@ -406,30 +406,30 @@ def _imported_modules(module: object) -> set[str]:
 
 
 def test_the_policy_imports_nothing_that_does_io() -> None:
-    imported = _imported_modules(speedproof.policy)
-    assert "speedproof.evidence" in imported
+    imported = _imported_modules(speedproof.judge.policy.decide)
+    assert "speedproof.judge.policy.evidence" in imported
     assert imported <= ALLOWED_IMPORTS, imported - ALLOWED_IMPORTS
-    for part in (speedproof.policy_carry_over, speedproof.policy_readings):
-        assert _imported_modules(part) <= ALLOWED_IMPORTS - {"speedproof.policy_carry_over"}
+    for part in (speedproof.judge.policy.carry_over, speedproof.judge.policy.readings):
+        assert _imported_modules(part) <= ALLOWED_IMPORTS - {"speedproof.judge.policy.carry_over"}
 
 
 def test_the_evidence_types_import_nothing_that_does_io() -> None:
-    imported = _imported_modules(speedproof.evidence)
+    imported = _imported_modules(speedproof.judge.policy.evidence)
     assert imported <= ALLOWED_IMPORTS, imported - ALLOWED_IMPORTS
 
 
 def test_the_policy_calls_no_builtin_that_does_io_or_loads_code() -> None:
     forbidden = {"open", "print", "input", "exec", "eval", "compile", "__import__", "breakpoint"}
     assert forbidden <= set(dir(builtins))
-    modules = (speedproof.policy, speedproof.evidence)
-    for module in (*modules, speedproof.policy_carry_over, speedproof.policy_readings):
+    modules = (speedproof.judge.policy.decide, speedproof.judge.policy.evidence)
+    for module in (*modules, speedproof.judge.policy.carry_over, speedproof.judge.policy.readings):
         tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
         names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
         assert not names & forbidden, names & forbidden
 
 
 def test_a_win_below_twice_the_floor_must_hold_at_two_looks_in_a_row() -> None:
-    from speedproof.policy import accepts_at
+    from speedproof.judge.policy.decide import accepts_at
 
     near = evidence(reading("parse", -4.0), final=False)
     first = decide(near, RULES)
@@ -451,7 +451,7 @@ def test_a_win_of_twice_the_floor_or_more_needs_no_second_look() -> None:
 
 
 def test_a_worsening_below_twice_the_limit_must_hold_at_two_looks_before_it_rejects() -> None:
-    from speedproof.policy import rejects_at, streaks
+    from speedproof.judge.policy.decide import rejects_at, streaks
 
     near = evidence(BIG_WIN, reading("render", 3.0, seed=17), final=False)
     first = decide(near, RULES)

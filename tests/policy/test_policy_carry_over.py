@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from speedproof.evidence import Comparison, Evidence
+from speedproof.judge.policy.decide import carry_over_settled, decide
+from speedproof.judge.policy.evidence import Comparison, Evidence
 from speedproof.manifest_loading import parse_manifest
-from speedproof.policy import carry_over_settled, decide
 from support.carry_over import RULES, reading
 
 

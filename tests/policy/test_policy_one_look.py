@@ -9,8 +9,9 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from speedproof.evidence import Comparison, Evidence, PolicyRules
 from speedproof.ground.program import Side
+from speedproof.judge.policy.decide import decide, keep_measuring
+from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.environment import LoadSnapshot
@@ -18,7 +19,6 @@ from speedproof.measure.replay import RecordedPairs
 from speedproof.measure.runner import LoadWindow, PairSeries, Sample
 from speedproof.measure.schedule import schedule_for
 from speedproof.measure.sequential_rule import RuleState, SequentialRule
-from speedproof.policy import decide, keep_measuring
 from support.toy_target import toy_manifest, workload_table
 
 RULES = PolicyRules()  # wall; floor 3 %; limit 2 %; guardrails cpu, memory; support required.

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from speedproof.evidence import Comparison
+from speedproof.judge.policy.evidence import Comparison
 from speedproof.stats import compare as _compare
 from speedproof.stats import holm
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 from scipy.stats import mstats
 
-from speedproof.evidence import Comparison
+from speedproof.judge.policy.evidence import Comparison
 from speedproof.stats import compare, paired_compare
 
 

@@ -9,12 +9,12 @@ the parser the judge uses, put into pairs as the runner records them, compared b
 from __future__ import annotations
 
 from speedproof.bench.go_output import parse_go_bench
-from speedproof.evidence import Evidence
 from speedproof.ground.program import Side
+from speedproof.judge.policy.decide import decide
+from speedproof.judge.policy.evidence import Evidence
 from speedproof.manifest_loading import parse_manifest
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.runner import PairSeries, Sample
-from speedproof.policy import decide
 
 MANIFEST = parse_manifest(
     """

@@ -16,10 +16,10 @@ import pytest
 
 POLICY = frozenset(
     {
-        "speedproof.policy",
-        "speedproof.evidence",
-        "speedproof.policy_carry_over",
-        "speedproof.policy_readings",
+        "speedproof.judge.policy.decide",
+        "speedproof.judge.policy.evidence",
+        "speedproof.judge.policy.carry_over",
+        "speedproof.judge.policy.readings",
     }
 )
 JUDGE_PATH = ("judge", "gates", "measure", "toolchains", "workspace", "inputs")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from speedproof.evidence import Comparison
+from speedproof.judge.policy.evidence import Comparison
 from speedproof.ledger import Ledger, SampleRow, dumps
 from speedproof.stats import compare, paired_compare
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from speedproof.evidence import Comparison, PolicyRules
+from speedproof.judge.policy.evidence import Comparison, PolicyRules
 from speedproof.stats import compare
 
 # The manifest's defaults: a quarter on holdouts, half on a workload's own twin.

@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from speedproof.evidence import Evidence
+from speedproof.judge.policy.evidence import Evidence
 from speedproof.measure.resolution import timed_primary_readings
 
 # A check warns below this p. Two kinds of no-change trial times each representative workload

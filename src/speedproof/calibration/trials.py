@@ -37,6 +37,7 @@ from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import show, unseen_inputs
+from speedproof.judge.policy.decide import decide
 from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.pinning import describe as describe_cpus
@@ -45,7 +46,6 @@ from speedproof.measure.resolution import Spread
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
-from speedproof.policy import decide
 from speedproof.stats import Schedule
 from speedproof.toolchains.factory import toolchain_for
 from speedproof.workspace.apply import apply_patch

@@ -34,10 +34,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from speedproof.evidence import TWIN_SUFFIX, PolicyRules
+from speedproof.judge.policy.decide import GUARDED_TIERS
+from speedproof.judge.policy.evidence import TWIN_SUFFIX, PolicyRules
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.policy import GUARDED_TIERS
 
 # Kinds of the gates whose failures the exit conditions look at.
 GUARD_GATES = ("guard", "guard-applied")

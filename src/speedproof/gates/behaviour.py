@@ -32,7 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
-from speedproof.evidence import TWIN_SUFFIX
 from speedproof.gates.differences import CANDIDATE_LABELS, Labels, describe_differences
 from speedproof.gates.fingerprints import Fingerprint, Mode, Observation, observe
 from speedproof.gates.outputs import OutputFile, clear_outputs, read_outputs
@@ -41,6 +40,7 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import ProcessResult
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
+from speedproof.judge.policy.evidence import TWIN_SUFFIX
 from speedproof.manifest import Behaviour, Workload
 from speedproof.measure.runner import run_invocation
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
-from speedproof.evidence import Evidence
 from speedproof.gates.behaviour import BehaviourResult
 from speedproof.gates.differences import describe_differences
 from speedproof.gates.fingerprints import Mode, Observation, observe
@@ -40,6 +39,7 @@ from speedproof.inputs.twins import declared_inputs
 from speedproof.inputs.unseen import reads_holdout, show
 from speedproof.inputs.variant_settings import VariantSettings
 from speedproof.inputs.variants import Recipe, VariantRun, argv_variants, content_variants
+from speedproof.judge.policy.evidence import Evidence
 from speedproof.manifest import Behaviour, Manifest, Normalise, Workload
 from speedproof.workspace.scratch import scratch_folder
 

@@ -25,7 +25,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Literal
 
-from speedproof.policy import CONFIRM_MULTIPLE
+from speedproof.judge.policy.decide import CONFIRM_MULTIPLE
 
 Status = Literal["long enough", "too short", "failed", "not timed"]
 # The median absolute deviation of normal data times this is its standard deviation.

@@ -22,9 +22,9 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from speedproof.evidence import TWIN_SUFFIX
 from speedproof.ground.errors import InfrastructureError
 from speedproof.inputs.mutate import detect_kind, mutated_twin
+from speedproof.judge.policy.evidence import TWIN_SUFFIX
 from speedproof.manifest import Workload
 
 # Random bytes in a copy's name: 64 bits, so no candidate can list the names ahead of time.

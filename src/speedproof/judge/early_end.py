@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from speedproof.evidence import Evidence
+from speedproof.judge.policy.evidence import Evidence
 
 
 class Ended(Exception):

@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from speedproof.evidence import Comparison, Evidence
 from speedproof.gates.behaviour import (
     BehaviourResult,
     check_behaviour,
@@ -41,6 +40,8 @@ from speedproof.judge.early_end import Ended, failed, unsafe
 from speedproof.judge.instruction_lane import InstructionLane
 from speedproof.judge.isolation import Isolation, Sides, relocated_copy, wrote_reason
 from speedproof.judge.outcome import GateRecord, Outcome, pairs_per_workload
+from speedproof.judge.policy.decide import decide
+from speedproof.judge.policy.evidence import Comparison, Evidence
 from speedproof.ledger import CandidateWriter, SampleRow
 from speedproof.manifest import Manifest, Workload
 from speedproof.manifest_loading import LoadedManifest
@@ -51,7 +52,6 @@ from speedproof.measure.readings import size_comparison
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
-from speedproof.policy import decide
 from speedproof.stats import Schedule
 from speedproof.toolchains.factory import toolchain_for
 from speedproof.workspace import snapshot

@@ -13,12 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from speedproof.evidence import Comparison
 from speedproof.gates.behaviour import BehaviourResult, ReferenceCheck
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
 from speedproof.judge.early_end import Ended
+from speedproof.judge.policy.evidence import Comparison
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.instructions import (
     STATISTICAL_RUNS,

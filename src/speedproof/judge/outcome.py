@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from speedproof.evidence import Comparison, Verdict
+from speedproof.judge.policy.evidence import Comparison, Verdict
 
 
 @dataclass(frozen=True)

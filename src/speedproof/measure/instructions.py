@@ -32,11 +32,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from speedproof.evidence import Comparison, exact_comparison
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import ProcessResult, run_process
 from speedproof.ground.program import Side
 from speedproof.ground.sandbox import Sandbox
+from speedproof.judge.policy.evidence import Comparison, exact_comparison
 from speedproof.measure.cachegrind import (
     MeasurementError,
     cachegrind_prefix,

@@ -20,7 +20,7 @@ its count (`InstructionRun.escaped`). Neither is a matter of measurement:
 
 from __future__ import annotations
 
-from speedproof.evidence import Evidence
+from speedproof.judge.policy.evidence import Evidence
 from speedproof.measure.instructions import InstructionReading, exec_escapes
 
 BEHAVIOUR = "behaviour differs under instruction counting: "

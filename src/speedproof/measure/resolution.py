@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 
-from speedproof.evidence import Comparison, Evidence, PolicyRules
-from speedproof.policy import could_still_improve, could_still_worsen, decide
+from speedproof.judge.policy.decide import could_still_improve, could_still_worsen, decide
+from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules
 from speedproof.stats import Schedule
 from speedproof.stats.paired import trimmed_standard_error
 from speedproof.stats.power import pairs_to_resolve, resolvable_win_pct

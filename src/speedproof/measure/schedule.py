@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from speedproof.evidence import Comparison, Evidence
 from speedproof.gates.behaviour import Visible, as_built
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox
+from speedproof.judge.policy.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.environment import (
     PRESSURE_CPU,

@@ -34,7 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from speedproof.evidence import TWIN_SUFFIX, Comparison, Evidence
+from speedproof.judge.policy.decide import carry_over_settled_on, decide, keep_measuring, streaks
+from speedproof.judge.policy.evidence import TWIN_SUFFIX, Comparison, Evidence
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.budget_sizing import (
     CAP,
@@ -47,7 +48,6 @@ from speedproof.measure.budget_sizing import (
 from speedproof.measure.readings import lane_comparisons
 from speedproof.measure.resolution import beyond_budget, unresolved_win_notes
 from speedproof.measure.runner import PairSeries
-from speedproof.policy import carry_over_settled_on, decide, keep_measuring, streaks
 from speedproof.stats import Schedule
 
 Progress = Callable[[str, str], None]

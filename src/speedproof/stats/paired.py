@@ -54,7 +54,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from speedproof.evidence import Comparison
+from speedproof.judge.policy.evidence import Comparison
 from speedproof.stats.unpaired import MIN_SAMPLES, compare, moments
 
 # scipy and numpy are imported inside the functions that compute (about 1 s of start-up on

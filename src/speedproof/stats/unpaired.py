@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from speedproof.evidence import Comparison
+from speedproof.judge.policy.evidence import Comparison
 
 # scipy and numpy are imported inside the functions that compute (about 1 s of start-up on
 # a 2-core machine, benchmarks/cli_startup.py): `--help` and a guard reject compute nothing.

@@ -1,8 +1,9 @@
 """The policy: evidence in, verdict out, and nothing else.
 
-Pure on purpose: it imports only `speedproof.evidence` and the standard library's pure parts, so
-a verdict depends on the evidence and the manifest's rules alone and can be replayed from a
-record (tests/policy/test_policy.py parses this file and enforces the allow-list).
+Pure on purpose: it imports only `speedproof.judge.policy.evidence` and the standard library's
+pure parts, so a verdict depends on the evidence and the manifest's rules alone and can be
+replayed from a record (tests/policy/test_policy.py parses this file and enforces the
+allow-list).
 
 `decide` looks at the evidence in a fixed order and the first step that fails names the verdict:
 behaviour → gates → safety → representative evidence → guardrails → regressions → improvement
@@ -22,14 +23,14 @@ import math
 from collections.abc import Iterator
 from dataclasses import replace
 
-from speedproof.evidence import Comparison, Evidence, PolicyRules, Verdict
-from speedproof.policy_carry_over import carry_over
-from speedproof.policy_carry_over import carry_over_settled as carry_over_settled
-from speedproof.policy_carry_over import carry_over_settled_on as carry_over_settled_on
-from speedproof.policy_readings import MIN_SAMPLES as MIN_SAMPLES
-from speedproof.policy_readings import best_end as best_end
-from speedproof.policy_readings import interval as _interval
-from speedproof.policy_readings import primary_readings, worst_end
+from speedproof.judge.policy.carry_over import carry_over
+from speedproof.judge.policy.carry_over import carry_over_settled as carry_over_settled
+from speedproof.judge.policy.carry_over import carry_over_settled_on as carry_over_settled_on
+from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules, Verdict
+from speedproof.judge.policy.readings import MIN_SAMPLES as MIN_SAMPLES
+from speedproof.judge.policy.readings import best_end as best_end
+from speedproof.judge.policy.readings import interval as _interval
+from speedproof.judge.policy.readings import primary_readings, worst_end
 
 # Tiers whose guardrail metrics are judged. Holdout workloads are judged only on the primary
 # metric: they exist to catch a patch tuned to the other tiers, not to police every metric.

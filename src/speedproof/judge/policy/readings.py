@@ -1,7 +1,7 @@
 """The readings the policy's steps share: which readings carry a figure, and their interval ends.
 
-Pure like `policy.py`: it imports only `speedproof.evidence` and the standard library's pure
-parts (tests/policy/test_policy.py enforces the allow-list for every policy module).
+Pure like `decide.py`: it imports only `speedproof.judge.policy.evidence` and the standard
+library's pure parts (tests/policy/test_policy.py enforces the allow-list for every policy module).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from speedproof.evidence import Comparison, Evidence, PolicyRules
+from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules
 
 # The same floor as `speedproof.stats.MIN_SAMPLES`; repeated because the policy must not import
 # scipy. Below it no test was run, so a reading cannot be representative evidence.

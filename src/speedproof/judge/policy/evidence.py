@@ -1,6 +1,6 @@
 """Plain data that crosses from measurement to the policy: comparisons, evidence, verdicts.
 
-Nothing here does I/O; `policy.py` imports only this module and the standard library.
+Nothing here does I/O; `decide.py` imports only this module and the standard library.
 """
 
 from __future__ import annotations

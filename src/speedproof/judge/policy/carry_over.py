@@ -1,6 +1,6 @@
 """The carry-over rule: an accepted win must reappear on every reading with unseen input.
 
-Pure like `policy.py` (the same import allow-list, tests/policy/test_policy.py). The win an accept
+Pure like `decide.py` (the same import allow-list, tests/policy/test_policy.py). The win an accept
 rests on is held against every primary-metric reading of the holdout tier: holdouts (generated ones
 included) and the twin of that workload; any other twin is held against its own original's win
 when that original improved by at least the floor. A holdout must show `carry_over_fraction` of
@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from speedproof.evidence import TWIN_SUFFIX, Comparison, Evidence, PolicyRules, Verdict
-from speedproof.policy_readings import best_end, interval, primary_readings, worst_end
+from speedproof.judge.policy.evidence import TWIN_SUFFIX, Comparison, Evidence, PolicyRules, Verdict
+from speedproof.judge.policy.readings import best_end, interval, primary_readings, worst_end
 
 CHEAT = "the win does not carry over to inputs the candidate has not seen"
 UNRESOLVED = "the win's carry-over to inputs the candidate has not seen was not resolved"
