@@ -14,8 +14,8 @@ import pytest
 
 from speedproof.gates.tests import gate_tests, run_baseline_tests
 from speedproof.ground.errors import InfrastructureError
-from speedproof.workspace.guard import check_patch
-from speedproof.workspace.protected import ProtectedPaths
+from speedproof.judge.guard.check import check_patch
+from speedproof.judge.guard.protected import ProtectedPaths
 from support.toolchain import Pair, manifest, pair, toolchain, write_files
 
 

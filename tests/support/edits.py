@@ -10,11 +10,11 @@ import shutil
 from pathlib import Path
 
 from speedproof.agents.answers import OptimizerAnswer
+from speedproof.judge.guard.check import check_patch
+from speedproof.judge.guard.patch_text import normalise_patch
+from speedproof.judge.guard.protected import ProtectedPaths
 from speedproof.manifest import Language
 from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.guard import check_patch
-from speedproof.workspace.patch_text import normalise_patch
-from speedproof.workspace.protected import ProtectedPaths
 from support.git import commit_all, git
 from support.paths import ROOT
 

@@ -16,12 +16,12 @@ import pytest
 from speedproof.gates.tests import gate_tests, run_baseline_tests
 from speedproof.ground.errors import InfrastructureError, ManifestError
 from speedproof.ground.toolchain import TestRun, Tree
+from speedproof.judge.guard.protected import ProtectedPaths
 from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.preflight import check, describe
 from speedproof.toolchains.record_channel import RecordChannel
 from speedproof.toolchains.run_record import read_record
 from speedproof.toolchains.unittest_runner import RUNNER_FOLDER
-from speedproof.workspace.protected import ProtectedPaths
 from support.toolchain import checkout, make_repo, manifest, pair, toolchain, write_files
 from support.unittest_target import (
     BROKEN_ADD,

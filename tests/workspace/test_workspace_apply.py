@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from speedproof.ground.errors import PatchError
+from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.worktree import Worktree, worktree
 from support.workspace import GO_FILES, make_repo
 

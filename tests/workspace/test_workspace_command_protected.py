@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from speedproof.judge.guard.check import check_applied, check_patch
+from speedproof.judge.guard.protected import ProtectedPaths
 from speedproof.manifest_loading import load_manifest
 from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.guard import check_applied, check_patch
-from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.worktree import worktree
 from support.workspace import make_repo
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from speedproof.ground.errors import PatchError
+from speedproof.judge.guard.check import GuardResult, Violation, check_applied, check_patch
+from speedproof.judge.guard.protected import ProtectedPaths
 from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.guard import GuardResult, Violation, check_applied, check_patch
-from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.worktree import Worktree, worktree
 from support.git import git
 from support.workspace import (

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from speedproof.workspace.headers import name_candidates, read_headers, unquote_c
+from speedproof.judge.guard.headers import name_candidates, read_headers, unquote_c
 
 
 def test_unquote_decodes_git_c_quoting_including_octal_utf8() -> None:

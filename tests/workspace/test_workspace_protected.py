@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from speedproof.ground.errors import ManifestError
+from speedproof.judge.guard.protected import ProtectedPaths
 from speedproof.manifest_loading import load_manifest
-from speedproof.workspace.protected import ProtectedPaths
 from support.git import git
 
 GO = ProtectedPaths.build("go")

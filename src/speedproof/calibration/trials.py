@@ -37,6 +37,7 @@ from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import show, unseen_inputs
+from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.judge.policy.decide import decide
 from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.environment import describe_environment
@@ -49,7 +50,6 @@ from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.stats import Schedule
 from speedproof.toolchains.factory import toolchain_for
 from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.scratch import scratch_folder
 from speedproof.workspace.worktree import resolve_rev, worktree
 

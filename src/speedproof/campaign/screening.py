@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from speedproof.agents.answers import ProposedWorkload
+from speedproof.judge.guard.protected import ProtectedPaths
 from speedproof.manifest import Manifest, Workload
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.workspace.protected import ProtectedPaths
 
 MAX_PROPOSALS = 5
 # An explorer workload may run as long as the longest representative workload may.

@@ -37,6 +37,9 @@ from speedproof.ground.toolchain import BuildResult, TargetToolchain, Tree
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
 from speedproof.judge.early_end import Ended, failed, unsafe
+from speedproof.judge.guard.check import GuardResult, check_applied, check_patch
+from speedproof.judge.guard.patch_text import normalise_patch
+from speedproof.judge.guard.protected import ProtectedPaths
 from speedproof.judge.instruction_lane import InstructionLane
 from speedproof.judge.isolation import Isolation, Sides, relocated_copy, wrote_reason
 from speedproof.judge.outcome import GateRecord, Outcome, pairs_per_workload
@@ -56,9 +59,6 @@ from speedproof.stats import Schedule
 from speedproof.toolchains.factory import toolchain_for
 from speedproof.workspace import snapshot
 from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.guard import GuardResult, check_applied, check_patch
-from speedproof.workspace.patch_text import normalise_patch
-from speedproof.workspace.protected import ProtectedPaths
 from speedproof.workspace.scratch import sweep_scratch
 from speedproof.workspace.worktree import resolve_rev
 

@@ -25,12 +25,12 @@ from speedproof.ground.errors import PatchError, SpeedproofError
 from speedproof.ground.git import git_ok
 from speedproof.ground.sandbox import Sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.patch_text import normalise_patch
 from speedproof.workspace.worktree import worktree
 
 # Twice the judge's budget: a true win near the floor, which the judge accepted at the front of

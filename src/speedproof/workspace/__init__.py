@@ -2,16 +2,16 @@
 the two-pass guard and the application of the patch."""
 
 from speedproof.ground.git import CommandRun, repository_root
-from speedproof.workspace.apply import ApplyResult, apply_patch
-from speedproof.workspace.guard import (
+from speedproof.judge.guard.check import (
     GuardResult,
     Violation,
     ViolationRule,
     check_applied,
     check_patch,
 )
-from speedproof.workspace.patch_text import normalise_patch
-from speedproof.workspace.protected import ProtectedPaths, Rule
+from speedproof.judge.guard.patch_text import normalise_patch
+from speedproof.judge.guard.protected import ProtectedPaths, Rule
+from speedproof.workspace.apply import ApplyResult, apply_patch
 from speedproof.workspace.scratch import scratch_folder, sweep_scratch
 from speedproof.workspace.worktree import Terminated, Worktree, cleanup_stale, resolve_rev, worktree
 

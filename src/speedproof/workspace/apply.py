@@ -17,11 +17,11 @@ from typing import Literal
 
 from speedproof.ground.errors import InfrastructureError, PatchError
 from speedproof.ground.git import CommandRun, git, run_tool
-from speedproof.workspace.headers import read_headers
+from speedproof.judge.guard.headers import read_headers
+from speedproof.judge.guard.patch_names import strip_first
+from speedproof.judge.guard.protected import split_parts
 from speedproof.workspace.hunks import Landing, describe_moves, read_file_patches, read_landings
 from speedproof.workspace.landing import check_landings
-from speedproof.workspace.patch_names import strip_first
-from speedproof.workspace.protected import split_parts
 
 Method = Literal["git", "patch"]
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from speedproof.workspace.headers import unquote_c
-from speedproof.workspace.patch_names import strip_first
+from speedproof.judge.guard.headers import unquote_c
+from speedproof.judge.guard.patch_names import strip_first
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _FILE_START = re.compile(r"^(?:patching file |checking file |Checking patch )")

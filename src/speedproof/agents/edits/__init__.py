@@ -17,7 +17,7 @@ from speedproof.agents.edits.files import TargetFile, TargetFiles
 from speedproof.agents.edits.result import EditKind, EditRejected, EditResult, RejectKind
 from speedproof.agents.edits.search_replace import apply_blocks
 from speedproof.agents.edits.textdiff import make_patch
-from speedproof.workspace.patch_text import normalise_patch
+from speedproof.judge.guard.patch_text import normalise_patch
 
 __all__ = ["EditKind", "EditRejected", "EditResult", "RejectKind", "answer_to_patch"]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from speedproof.agents.edits.result import EditRejected
+from speedproof.judge.guard.protected import ProtectedPaths
 from speedproof.manifest import Language
-from speedproof.workspace.protected import ProtectedPaths
 
 # Folders never searched for a function: tools' caches and installed packages.
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "venv"})

@@ -21,7 +21,7 @@ from tree_sitter import Node
 from speedproof.agents.edits.files import TargetFile, TargetFiles
 from speedproof.agents.edits.result import EditRejected
 from speedproof.go_syntax import parse
-from speedproof.workspace.patch_text import normalise_patch
+from speedproof.judge.guard.patch_text import normalise_patch
 
 DECLARATIONS = ("function_declaration", "method_declaration")
 

@@ -21,7 +21,7 @@ from libcst.helpers import get_full_name_for_node
 
 from speedproof.agents.edits.files import TargetFile, TargetFiles
 from speedproof.agents.edits.result import EditRejected
-from speedproof.workspace.patch_text import normalise_patch
+from speedproof.judge.guard.patch_text import normalise_patch
 
 # Blank lines PEP 8 puts between top-level definitions, used when a preamble pushes the
 # function down and the function had no blank lines of its own to lend.

@@ -20,7 +20,7 @@ from pathlib import Path
 from speedproof.agents.edits.files import TargetFile, TargetFiles
 from speedproof.agents.edits.result import EditRejected
 from speedproof.ground.git import git, git_ok
-from speedproof.workspace.patch_text import normalise_patch
+from speedproof.judge.guard.patch_text import normalise_patch
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@(.*)$")
 _REFUSED = {

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from tree_sitter import Node
 
 from speedproof.go_syntax import parse
-from speedproof.workspace.finding import CodeRule, Finding, quote
+from speedproof.judge.guard.finding import CodeRule, Finding, quote
 
 STRINGS = ("interpreted_string_literal", "raw_string_literal")
 IMPORTS: dict[str, CodeRule] = {"testing": "harness-probe", "plugin": "code-as-data"}

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from speedproof.ground.git import git
-from speedproof.workspace.changes import list_changes
-from speedproof.workspace.protected import ProtectedPaths
+from speedproof.judge.guard.changes import list_changes
+from speedproof.judge.guard.protected import ProtectedPaths
 
 # The languages whose added code the guard reads, by file suffix.
 SUFFIXES = {".py": "python", ".go": "go"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from speedproof.workspace.protected import split_parts
+from speedproof.judge.guard.protected import split_parts
 
 
 def strip_first(name: str) -> str:

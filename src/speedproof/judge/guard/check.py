@@ -20,17 +20,17 @@ from typing import Literal
 
 from speedproof.ground.errors import PatchError
 from speedproof.ground.git import git_ok
-from speedproof.workspace.changes import (
+from speedproof.judge.guard.changes import (
     REGULAR_MODES,
     SUBMODULE_MODE,
     SYMLINK_MODE,
     Change,
     list_changes,
 )
-from speedproof.workspace.code_guard import added_code_findings, describe
-from speedproof.workspace.headers import HeaderName, Marker, read_headers
-from speedproof.workspace.patch_names import strip_first
-from speedproof.workspace.protected import ProtectedPaths, split_parts
+from speedproof.judge.guard.code_guard import added_code_findings, describe
+from speedproof.judge.guard.headers import HeaderName, Marker, read_headers
+from speedproof.judge.guard.patch_names import strip_first
+from speedproof.judge.guard.protected import ProtectedPaths, split_parts
 
 ViolationRule = Literal[
     "protected-path",

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speedproof.workspace.added import added_sources
-from speedproof.workspace.finding import Finding, one_per_line
-from speedproof.workspace.goprobes import go_findings
-from speedproof.workspace.protected import ProtectedPaths
-from speedproof.workspace.pyprobes import python_findings
+from speedproof.judge.guard.added import added_sources
+from speedproof.judge.guard.finding import Finding, one_per_line
+from speedproof.judge.guard.goprobes import go_findings
+from speedproof.judge.guard.protected import ProtectedPaths
+from speedproof.judge.guard.pyprobes import python_findings
 
 SAYS = {
     "harness-probe": "the candidate's code asks whether it runs under a test harness",

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from speedproof.workspace.finding import CodeRule, Finding, quote
+from speedproof.judge.guard.finding import CodeRule, Finding, quote
 
 HARNESS_MODULES = frozenset({"pytest", "_pytest", "unittest", "nose", "nose2", "doctest"})
 # Any text naming a harness: `pytest`, `py.test`, `_pytest`, `PYTEST_CURRENT_TEST`, and a
