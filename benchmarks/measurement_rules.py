@@ -63,6 +63,7 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, make_sandbox
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.worktree.trees import resolve_rev, worktree
 from speedproof.manifest import Manifest, Policy, Workload
 from speedproof.manifest_loading import load_manifest
 from speedproof.measure.environment import describe_environment, measurement_contended
@@ -74,7 +75,6 @@ from speedproof.measure.schedule import schedule_for
 from speedproof.stats import Schedule
 from speedproof.stats.power import resolvable_win_pct
 from speedproof.toolchains.factory import toolchain_for
-from speedproof.workspace.worktree import resolve_rev, worktree
 
 PARTIAL_EVERY = 10
 # A trial is measured in rounds of this many pairs until every rule has what it asks for.

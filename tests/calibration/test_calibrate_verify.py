@@ -259,7 +259,7 @@ def test_stacked_diffs_that_conflict_are_a_named_patch_error(logstat: LoadedMani
     example = next(e for e in find_examples() if e.name == "logstat")
     speedup = read_patch(example.folder / "patches" / "speedup-hoist-regexp.patch")
     from speedproof.ground.errors import PatchError
-    from speedproof.workspace.worktree import resolve_rev
+    from speedproof.judge.worktree.trees import resolve_rev
 
     base = resolve_rev(logstat.root, "HEAD")
     with pytest.raises(PatchError, match="diff 2 of 2 does not stack"):

@@ -22,7 +22,7 @@ POLICY = frozenset(
         "speedproof.judge.policy.readings",
     }
 )
-JUDGE_PATH = ("judge", "gates", "measure", "toolchains", "workspace", "inputs")
+JUDGE_PATH = ("judge", "ground", "gates", "measure", "toolchains", "inputs")
 FUNCTION_MODE = ("functions", "corpus", "reward")
 
 

@@ -13,8 +13,8 @@ from speedproof.agents.answers import OptimizerAnswer
 from speedproof.judge.guard.check import check_patch
 from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.judge.guard.protected import ProtectedPaths
+from speedproof.judge.worktree.apply import apply_patch
 from speedproof.manifest import Language
-from speedproof.workspace.apply import apply_patch
 from support.git import commit_all, git
 from support.paths import ROOT
 

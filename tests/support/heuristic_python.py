@@ -11,7 +11,7 @@ from pathlib import Path
 from speedproof.agents.edits import answer_to_patch
 from speedproof.agents.heuristic import rules
 from speedproof.agents.heuristic.subject import Proposal, Subject
-from speedproof.workspace.apply import apply_patch
+from speedproof.judge.worktree.apply import apply_patch
 from support.git import commit_all, git
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from speedproof.workspace.apply import GNU_PATCH
+from speedproof.judge.worktree.apply import GNU_PATCH
 from support.git import commit_all, git
 
 GO_FILES = {

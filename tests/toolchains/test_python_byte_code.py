@@ -12,7 +12,7 @@ from pathlib import Path
 from speedproof.ground.process import run_process
 from speedproof.ground.program import Program
 from speedproof.ground.toolchain import Tree
-from speedproof.workspace import snapshot
+from speedproof.judge.worktree import snapshot
 from support.toolchain import (
     PYTEST_TESTS,
     PYTHON_FILES,

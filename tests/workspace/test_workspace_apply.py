@@ -7,8 +7,8 @@ import pytest
 
 from speedproof.ground.errors import PatchError
 from speedproof.judge.guard.patch_text import normalise_patch
-from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.worktree import Worktree, worktree
+from speedproof.judge.worktree.apply import apply_patch
+from speedproof.judge.worktree.trees import Worktree, worktree
 from support.workspace import GO_FILES, make_repo
 
 HUNK_BODY = ' \n func main() {\n-\tfmt.Println("hi")\n+\tfmt.Print("hi\\n")\n }\n'

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from speedproof.judge.guard.check import check_applied, check_patch
 from speedproof.judge.guard.protected import ProtectedPaths
+from speedproof.judge.worktree.apply import apply_patch
+from speedproof.judge.worktree.trees import worktree
 from speedproof.manifest_loading import load_manifest
-from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.worktree import worktree
 from support.workspace import make_repo
 
 FILES = {

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from speedproof.ground.errors import PatchError
-from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.worktree import Worktree, worktree
+from speedproof.judge.worktree.apply import apply_patch
+from speedproof.judge.worktree.trees import Worktree, worktree
 from support.workspace import make_repo
 
 # Two functions whose loops are the same but for `int(p, 10)`: a hunk written for parse_line

@@ -15,8 +15,8 @@ import pytest
 from speedproof.ground.errors import PatchError
 from speedproof.judge.guard.check import GuardResult, Violation, check_applied, check_patch
 from speedproof.judge.guard.protected import ProtectedPaths
-from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.worktree import Worktree, worktree
+from speedproof.judge.worktree.apply import apply_patch
+from speedproof.judge.worktree.trees import Worktree, worktree
 from support.git import git
 from support.workspace import (
     GO_FILES,

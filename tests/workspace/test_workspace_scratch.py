@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.workspace.scratch import scratch_folder, sweep_scratch
-from speedproof.workspace.worktree import MARKER_NAME, TREE_NAME
+from speedproof.judge.worktree.scratch import scratch_folder, sweep_scratch
+from speedproof.judge.worktree.trees import MARKER_NAME, TREE_NAME
 
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from speedproof.workspace.scratch import scratch_folder
+    from speedproof.judge.worktree.scratch import scratch_folder
     with scratch_folder() as folder:
         (folder / "half-written").write_text("x")
         print(folder, flush=True)

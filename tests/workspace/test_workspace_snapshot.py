@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from speedproof.judge.worktree import snapshot
 from speedproof.measure.placement import place_afresh
-from speedproof.workspace import snapshot
 
 
 def _build_folder(tmp_path: Path) -> Path:

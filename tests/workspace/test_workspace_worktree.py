@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from speedproof.ground.errors import InfrastructureError
-from speedproof.workspace.worktree import (
+from speedproof.judge.worktree.trees import (
     MARKER_NAME,
     Worktree,
     cleanup_stale,
@@ -122,7 +122,7 @@ CHILD = textwrap.dedent(
     """
     import signal, sys, time
     from pathlib import Path
-    from speedproof.workspace.worktree import worktree
+    from speedproof.judge.worktree.trees import worktree
 
     # SIGINT may arrive ignored from the parent; a user's Ctrl-C must raise here.
     signal.signal(signal.SIGINT, signal.default_int_handler)

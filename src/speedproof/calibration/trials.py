@@ -39,6 +39,9 @@ from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import show, unseen_inputs
 from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.judge.policy.decide import decide
+from speedproof.judge.worktree.apply import apply_patch
+from speedproof.judge.worktree.scratch import scratch_folder
+from speedproof.judge.worktree.trees import resolve_rev, worktree
 from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.environment import describe_environment
 from speedproof.measure.pinning import describe as describe_cpus
@@ -49,9 +52,6 @@ from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_f
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.stats import Schedule
 from speedproof.toolchains.factory import toolchain_for
-from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.scratch import scratch_folder
-from speedproof.workspace.worktree import resolve_rev, worktree
 
 TrialKind = Literal["a/a", "null", "win"]
 KINDS: tuple[TrialKind, ...] = ("a/a", "null", "win")

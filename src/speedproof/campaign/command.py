@@ -30,9 +30,9 @@ from speedproof.cli_options import HoldoutDirOption
 from speedproof.console import report_console
 from speedproof.ground.errors import SpeedproofError
 from speedproof.judge.view import LiveProgress
+from speedproof.judge.worktree.trees import Terminated
 from speedproof.manifest import MANIFEST_NAME
 from speedproof.measure.runner import Sample
-from speedproof.workspace.worktree import Terminated
 
 EXIT_DONE = 0
 EXIT_ERROR = 3

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.git import git, git_ok
-from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.worktree import worktree
+from speedproof.judge.worktree.apply import apply_patch
+from speedproof.judge.worktree.trees import worktree
 
 REF_ROOT = "refs/speedproof"
 _IDENTITY = (

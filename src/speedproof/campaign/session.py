@@ -39,10 +39,10 @@ from speedproof.cluster.spec import open_cluster
 from speedproof.ground.errors import SpeedproofError
 from speedproof.ground.git import repository_root
 from speedproof.ground.sandbox import make_sandbox
+from speedproof.judge.worktree.scratch import sweep_scratch
+from speedproof.judge.worktree.trees import cleanup_stale, resolve_rev
 from speedproof.ledger import LEDGER_FILE
 from speedproof.manifest_loading import load_manifest
-from speedproof.workspace.scratch import sweep_scratch
-from speedproof.workspace.worktree import cleanup_stale, resolve_rev
 
 CAMPAIGNS_FOLDER = Path(".speedproof") / "campaigns"
 

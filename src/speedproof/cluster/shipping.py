@@ -19,8 +19,8 @@ from pathlib import Path
 
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.git import git_ok
-from speedproof.workspace.scratch import scratch_folder, sweep_scratch
-from speedproof.workspace.worktree import resolve_rev
+from speedproof.judge.worktree.scratch import scratch_folder, sweep_scratch
+from speedproof.judge.worktree.trees import resolve_rev
 
 # The name the bundled commit travels under (in the scratch repository and the bundle only).
 BUNDLE_REF = "refs/heads/speedproof-shipped"

@@ -40,8 +40,8 @@ from speedproof.inputs.unseen import reads_holdout, show
 from speedproof.inputs.variant_settings import VariantSettings
 from speedproof.inputs.variants import Recipe, VariantRun, argv_variants, content_variants
 from speedproof.judge.policy.evidence import Evidence
+from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.manifest import Behaviour, Manifest, Normalise, Workload
-from speedproof.workspace.scratch import scratch_folder
 
 Status = Literal["agree", "differs", "skipped", "not-run"]
 # Two at a time: nothing here is timed, and the machines this is built for have two cores.

@@ -29,9 +29,9 @@ from speedproof.inputs.generated import READ_ONLY, Generated, filled, generate
 from speedproof.inputs.program_words import program_words
 from speedproof.inputs.twins import NAME_BYTES, is_twin, make_twin
 from speedproof.judge.guard.protected import ProtectedPaths
+from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.manifest import HOLDOUT_TOKEN, OUT_TOKEN, Workload
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.workspace.scratch import scratch_folder
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,10 @@ from speedproof.judge.isolation import Isolation, Sides, relocated_copy, wrote_r
 from speedproof.judge.outcome import GateRecord, Outcome, pairs_per_workload
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Comparison, Evidence
+from speedproof.judge.worktree import snapshot
+from speedproof.judge.worktree.apply import apply_patch
+from speedproof.judge.worktree.scratch import sweep_scratch
+from speedproof.judge.worktree.trees import resolve_rev
 from speedproof.ledger import CandidateWriter, SampleRow
 from speedproof.manifest import Manifest, Workload
 from speedproof.manifest_loading import LoadedManifest
@@ -57,10 +61,6 @@ from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_f
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.stats import Schedule
 from speedproof.toolchains.factory import toolchain_for
-from speedproof.workspace import snapshot
-from speedproof.workspace.apply import apply_patch
-from speedproof.workspace.scratch import sweep_scratch
-from speedproof.workspace.worktree import resolve_rev
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.program import Program, relocated
 from speedproof.ground.sandbox import SandboxSpec, mount_list
 from speedproof.ground.toolchain import Tree
-from speedproof.workspace import snapshot
-from speedproof.workspace.scratch import scratch_folder
-from speedproof.workspace.worktree import worktree
+from speedproof.judge.worktree import snapshot
+from speedproof.judge.worktree.scratch import scratch_folder
+from speedproof.judge.worktree.trees import worktree
 
 # How each later stage is named when it wrote what it may not.
 STAGE_WORDS = {

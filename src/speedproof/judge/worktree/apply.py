@@ -20,8 +20,13 @@ from speedproof.ground.git import CommandRun, git, run_tool
 from speedproof.judge.guard.headers import read_headers
 from speedproof.judge.guard.patch_names import strip_first
 from speedproof.judge.guard.protected import split_parts
-from speedproof.workspace.hunks import Landing, describe_moves, read_file_patches, read_landings
-from speedproof.workspace.landing import check_landings
+from speedproof.judge.worktree.hunks import (
+    Landing,
+    describe_moves,
+    read_file_patches,
+    read_landings,
+)
+from speedproof.judge.worktree.landing import check_landings
 
 Method = Literal["git", "patch"]
 

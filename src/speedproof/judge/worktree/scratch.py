@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from speedproof.workspace.worktree import (
+from speedproof.judge.worktree.trees import (
     DEFAULT_PREFIX,
     MARKER_NAME,
     TREE_NAME,

@@ -24,7 +24,7 @@ from tree_sitter import Node
 
 from speedproof.go_syntax import parse as parse_go
 from speedproof.ground.errors import PatchError
-from speedproof.workspace.hunks import FilePatch, Hunk, Landing, describe_move
+from speedproof.judge.worktree.hunks import FilePatch, Hunk, Landing, describe_move
 
 _PYTHON_NAME = re.compile(r"^\s*(?:async\s+def|def|class)\s+([^\W\d]\w*)")
 _GO_NAME = re.compile(r"^\s*(?:func\s*(?:\([^)]*\)\s*)?|type\s+)([^\W\d]\w*)")
