@@ -22,15 +22,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-import speedproof.toolchains.go as go
-import speedproof.toolchains.go_processes as processes
-import speedproof.toolchains.python as python
+import speedproof.judge.build.go as go
+import speedproof.judge.build.python as python
+import speedproof.judge.tests.go_processes as processes
 from speedproof.examples import get_example, materialise
 from speedproof.ground.process import ProcessResult
 from speedproof.ground.sandbox import make_sandbox
 from speedproof.ground.toolchain import Context, TargetToolchain, Tree, default_cache_dir
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.manifest_loading import load_manifest
-from speedproof.toolchains.factory import toolchain_for
 
 
 def _untraced(

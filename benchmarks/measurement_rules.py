@@ -63,6 +63,7 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, make_sandbox
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.worktree.trees import resolve_rev, worktree
 from speedproof.manifest import Manifest, Policy, Workload
 from speedproof.manifest_loading import load_manifest
@@ -74,7 +75,6 @@ from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pa
 from speedproof.measure.schedule import schedule_for
 from speedproof.stats import Schedule
 from speedproof.stats.power import resolvable_win_pct
-from speedproof.toolchains.factory import toolchain_for
 
 PARTIAL_EVERY = 10
 # A trial is measured in rounds of this many pairs until every rule has what it asks for.

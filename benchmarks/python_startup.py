@@ -25,10 +25,10 @@ from speedproof.examples import get_example, materialise
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.sandbox import Sandbox, make_sandbox
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.manifest_loading import load_manifest
 from speedproof.measure.instructions import count_instructions
 from speedproof.measure.runner import run_invocation
-from speedproof.toolchains.factory import toolchain_for
 
 # `--version` is the start-up alone: argparse, the package's modules, nothing read.
 EXTRA = ("version", ("--version",))

@@ -28,12 +28,12 @@ from speedproof.ground.errors import InfrastructureError, ManifestError
 from speedproof.ground.git import repository_root
 from speedproof.ground.sandbox import build_env
 from speedproof.ground.toolchain import default_cache_dir, resolve_interpreter
+from speedproof.judge.build.go import GoTool
 from speedproof.judge.guard.protected import ProtectedPaths
+from speedproof.judge.tests.unittest_runner import UnittestArgs, read_unittest_args
 from speedproof.manifest import PYTHON_RUNNERS, Manifest, Workload
 from speedproof.manifest_loading import LoadedManifest
 from speedproof.tomlpos import locate
-from speedproof.toolchains.go import GoTool
-from speedproof.toolchains.unittest_runner import UnittestArgs, read_unittest_args
 
 # Suffixes of inputs a workload names without a folder (`words.txt`): text, tables, serialised
 # data, archives and databases. A bare token without one (`--top`, `30`, `title`) is no path.

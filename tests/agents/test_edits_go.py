@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from speedproof.agents.edits import EditRejected, answer_to_patch
+from speedproof.judge.build.go import find_go
 from speedproof.judge.worktree.apply import apply_patch
-from speedproof.toolchains.go import find_go
 from support.edits import EXAMPLES, answer, applies_cleanly, changed_lines, example_repo
 from support.git import commit_all
 

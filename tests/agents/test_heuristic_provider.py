@@ -31,8 +31,8 @@ from speedproof.agents.providers.base import ChatMessage, ProviderError
 from speedproof.agents.providers.heuristic import MODEL, HeuristicProvider
 from speedproof.agents.roles import messages_for, read_answer
 from speedproof.examples import get_example, materialise
+from speedproof.judge.build.go import find_go
 from speedproof.judge.worktree.apply import apply_patch
-from speedproof.toolchains.go import find_go
 from support.example_views import python_view
 from support.paths import EXAMPLES
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.tests import gate_tests, run_baseline_tests
 from speedproof.ground.errors import InfrastructureError
 from speedproof.judge.guard.check import check_patch
 from speedproof.judge.guard.protected import ProtectedPaths
+from speedproof.judge.tests.gate import gate_tests, run_baseline_tests
 from support.toolchain import Pair, manifest, pair, toolchain, write_files
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from speedproof.gates.tests import gate_tests
+from speedproof.judge.tests.gate import gate_tests
 from support.toolchain import manifest, pair, toolchain, write_files
 
 MANIFEST = manifest('name = "spawn"\nlanguage = "go"', 'runner = "go"\nargs = ["./..."]')

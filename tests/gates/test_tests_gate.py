@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from speedproof.gates.tests import MAX_RECHECK, TestGateResult, judge_tests
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.toolchain import Outcome, TestRun
+from speedproof.judge.tests.gate import MAX_RECHECK, TestGateResult, judge_tests
 
 
 def run(outcomes: dict[str, Outcome], *, ran: bool = True, note: str = "") -> TestRun:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.tests import gate_tests, run_baseline_tests
 from speedproof.ground.errors import InfrastructureError
+from speedproof.judge.tests.gate import gate_tests, run_baseline_tests
 from speedproof.manifest import Manifest
 from support.toolchain import _text, manifest, pair, toolchain, write_files
 

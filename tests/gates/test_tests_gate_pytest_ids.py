@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speedproof.gates.tests import gate_tests
+from speedproof.judge.tests.gate import gate_tests
 from support.toolchain import PYTHON_MANIFEST, _text, manifest, pair, toolchain, write_files
 
 CALC = {

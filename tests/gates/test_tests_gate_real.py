@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.tests import gate_tests, run_baseline_tests
 from speedproof.ground.errors import InfrastructureError
+from speedproof.judge.tests.gate import gate_tests, run_baseline_tests
 from support.toolchain import (
     GO_FILES,
     GO_MANIFEST,

@@ -22,11 +22,11 @@ from speedproof.ground.sandbox import make_sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.inputs.twins import make_twin
 from speedproof.inputs.unseen import unseen_inputs
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.ledger import Ledger
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import load_manifest, parse_manifest
-from speedproof.toolchains.factory import toolchain_for
 from support.git import git
 from support.toy_target import toy_manifest, toy_target, workload_table
 

@@ -22,6 +22,7 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.manifest import Behaviour, Manifest, Workload
 from speedproof.manifest_loading import load_manifest
 from speedproof.measure.cachegrind import CachegrindUnavailable
@@ -35,7 +36,6 @@ from speedproof.measure.instructions import (
     instruction_timeout,
     sampled,
 )
-from speedproof.toolchains.factory import toolchain_for
 
 TIMEOUT_S = 300.0
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from speedproof.discovery import Profile, discover
 from speedproof.ground.sandbox import Sandbox, SandboxSpec
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.toolchains.factory import toolchain_for
 from support.toolchain import caches, sandbox
 
 

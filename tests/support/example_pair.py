@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from speedproof.examples import get_example, materialise
-from speedproof.gates.tests import TestGateResult, gate_tests
 from speedproof.ground.toolchain import TargetToolchain, TestRun
+from speedproof.judge.build.factory import toolchain_for
+from speedproof.judge.tests.gate import TestGateResult, gate_tests
 from speedproof.manifest_loading import load_manifest
-from speedproof.toolchains.factory import toolchain_for
 from support.git import git
 from support.toolchain import Pair, caches, checkout, sandbox, write_files
 

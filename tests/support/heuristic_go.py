@@ -12,8 +12,8 @@ from pathlib import Path
 from speedproof.agents.edits import answer_to_patch
 from speedproof.agents.heuristic import rules
 from speedproof.agents.heuristic.subject import Proposal, Subject
+from speedproof.judge.build.go import find_go
 from speedproof.judge.worktree.apply import apply_patch
-from speedproof.toolchains.go import find_go
 from support.git import commit_all, git
 
 GO_MOD = "module prog\n\ngo 1.22\n"

@@ -18,9 +18,9 @@ from pathlib import Path
 from speedproof.ground.program import Side
 from speedproof.ground.sandbox import Sandbox, make_sandbox
 from speedproof.ground.toolchain import TargetToolchain, Tree, default_cache_dir
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
-from speedproof.toolchains.factory import toolchain_for
 from support.git import commit_all, git
 
 GO_MODULE = "example.com/tiny"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speedproof.toolchains.go_canary import CANARY_FILE
+from speedproof.judge.tests.go_canary import CANARY_FILE
 from support.toolchain import (
     GO_FILES,
     GO_MANIFEST,

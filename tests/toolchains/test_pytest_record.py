@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from speedproof.ground.toolchain import Tree
-from speedproof.toolchains.python import PLUGIN_FOLDER, junit_key, read_record
+from speedproof.judge.build.python import PLUGIN_FOLDER, junit_key, read_record
 from support.toolchain import PYTEST_TESTS, checkout, make_repo, manifest, toolchain
 
 TARGET = 'name = "calc"\nlanguage = "python"\nmodule = "calc"'

@@ -9,9 +9,9 @@ import pytest
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.process import run_process
 from speedproof.ground.toolchain import Tree
-from speedproof.toolchains.command import CommandBuilder, CommandTests
-from speedproof.toolchains.go import GoBuilder
-from speedproof.toolchains.python import PytestTests
+from speedproof.judge.build.command import CommandBuilder, CommandTests
+from speedproof.judge.build.go import GoBuilder
+from speedproof.judge.build.python import PytestTests
 from support.toolchain import (
     GO_MANIFEST,
     manifest,

@@ -17,7 +17,7 @@ import pytest
 
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.process import run_process
-from speedproof.toolchains.go import (
+from speedproof.judge.build.go import (
     GoBuilder,
     GoPackage,
     GoTool,
@@ -27,7 +27,7 @@ from speedproof.toolchains.go import (
     parse_go_test_json,
     quote_meta,
 )
-from speedproof.toolchains.go_test_args import go_test_args
+from speedproof.judge.tests.go_test_args import go_test_args
 from support.git import commit_all, git
 from support.toolchain import (
     GO_FILES,

@@ -9,7 +9,7 @@ import pytest
 
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.process import run_process
-from speedproof.toolchains.python import junit_id, parse_junit
+from speedproof.judge.build.python import junit_id, parse_junit
 from support.git import git
 from support.toolchain import (
     PYTEST_TESTS,

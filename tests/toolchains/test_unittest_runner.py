@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.tests import gate_tests, run_baseline_tests
 from speedproof.ground.errors import InfrastructureError, ManifestError
 from speedproof.ground.toolchain import TestRun, Tree
 from speedproof.judge.guard.protected import ProtectedPaths
+from speedproof.judge.tests.gate import gate_tests, run_baseline_tests
+from speedproof.judge.tests.record_channel import RecordChannel
+from speedproof.judge.tests.run_record import read_record
+from speedproof.judge.tests.unittest_runner import RUNNER_FOLDER
 from speedproof.manifest_loading import load_manifest, parse_manifest
 from speedproof.preflight import check, describe
-from speedproof.toolchains.record_channel import RecordChannel
-from speedproof.toolchains.run_record import read_record
-from speedproof.toolchains.unittest_runner import RUNNER_FOLDER
 from support.toolchain import checkout, make_repo, manifest, pair, toolchain, write_files
 from support.unittest_target import (
     BROKEN_ADD,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from speedproof.bench.command import PYTHON_KEY, RUNNER_FOLDER
 from speedproof.ground.toolchain import Builder, BuildResult, Context, Tree, process_log, safe_name
-from speedproof.toolchains.go import GoTool, compile_test_binary
-from speedproof.toolchains.go_test_args import go_test_args
+from speedproof.judge.build.go import GoTool, compile_test_binary
+from speedproof.judge.tests.go_test_args import go_test_args
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from speedproof.bench.schema import GO_DEFAULT_BENCHTIME, go_pattern, pyperf_parts
 from speedproof.ground.errors import InfrastructureError
+from speedproof.judge.tests.python_tests import BOOTSTRAP
 from speedproof.manifest import Workload
-from speedproof.toolchains.python_tests import BOOTSTRAP
 
 if TYPE_CHECKING:
     from speedproof.ground.program import Program

@@ -37,6 +37,7 @@ from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import show, unseen_inputs
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.worktree.apply import apply_patch
@@ -51,7 +52,6 @@ from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.stats import Schedule
-from speedproof.toolchains.factory import toolchain_for
 
 TrialKind = Literal["a/a", "null", "win"]
 KINDS: tuple[TrialKind, ...] = ("a/a", "null", "win")

@@ -24,6 +24,7 @@ from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import BuildResult, Tree
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import unseen_inputs
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.judge.worktree.trees import worktree
@@ -32,7 +33,6 @@ from speedproof.manifest_loading import LoadedManifest
 from speedproof.measure.pinning import timed_cpus
 from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
-from speedproof.toolchains.factory import toolchain_for
 
 Progress = Callable[[str, str], None]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from speedproof.discovery.go_source import GENERATED_FILE, GENERATED_SOURCE, check_free, wrap_main
 from speedproof.discovery.hot import DiscoveryError
 from speedproof.ground.toolchain import Context, Tree, process_log, safe_name
-from speedproof.toolchains.go import GoTool, go_caches, go_env
+from speedproof.judge.build.go import GoTool, go_caches, go_env
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from speedproof.discovery.runs import (
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import Context, TargetToolchain, Tree
+from speedproof.judge.build.go import GoBuilder, GoTool
 from speedproof.manifest import Manifest, Workload
 from speedproof.ground.sandbox import Sandbox
 from speedproof.source.function import SourceFunction

@@ -38,8 +38,8 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import TargetToolchain, Tree
+from speedproof.judge.build.python import source_roots
 from speedproof.manifest import Manifest, Workload
-from speedproof.toolchains.python import source_roots
 
 # Profiled seconds a workload must reach, per sample asked for (see the module docstring).
 SECONDS_PER_SAMPLE = 0.001

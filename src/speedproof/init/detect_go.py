@@ -19,7 +19,7 @@ from speedproof.ground.toolchain import default_cache_dir
 from speedproof.init.files import read_text, source_files, where
 from speedproof.init.model import Benchmark, EntryPoint, Project, TestSetup
 from speedproof.init.probe import run_probe
-from speedproof.toolchains.go import GoTool
+from speedproof.judge.build.go import GoTool
 
 MARKER = "go.mod"
 _MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)

@@ -30,6 +30,7 @@ from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox, make_sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.init.length import Status, classify, robust_sd
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.manifest import Manifest, Workload
 from speedproof.manifest_loading import LoadedManifest, anchor_interpreter, load_manifest
 from speedproof.measure.pinning import timed_cpus
@@ -43,7 +44,6 @@ from speedproof.measure.runner import (
 )
 from speedproof.measure.schedule import schedule_for
 from speedproof.stats import Schedule
-from speedproof.toolchains.factory import toolchain_for
 
 # Timed pairs a workload: at most 5 (10 runs after a warm-up a side), fewer when they would take
 # more than BUDGET_S, at least 1. Five pairs tell a 3 % spread from a 15 % one; measuring it is

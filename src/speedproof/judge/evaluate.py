@@ -27,7 +27,6 @@ from speedproof.gates.behaviour import (
     BehaviourResult,
     check_behaviour,
 )
-from speedproof.gates.tests import gate_tests
 from speedproof.gates.variants import variants_gate
 from speedproof.ground.errors import InfrastructureError, PatchError
 from speedproof.ground.git import repository_root
@@ -36,6 +35,7 @@ from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import BuildResult, TargetToolchain, Tree
 from speedproof.inputs.generated import SEED_LIMIT
 from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
+from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.early_end import Ended, failed, unsafe
 from speedproof.judge.guard.check import GuardResult, check_applied, check_patch
 from speedproof.judge.guard.patch_text import normalise_patch
@@ -45,6 +45,7 @@ from speedproof.judge.isolation import Isolation, Sides, relocated_copy, wrote_r
 from speedproof.judge.outcome import GateRecord, Outcome, pairs_per_workload
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Comparison, Evidence
+from speedproof.judge.tests.gate import gate_tests
 from speedproof.judge.worktree import snapshot
 from speedproof.judge.worktree.apply import apply_patch
 from speedproof.judge.worktree.scratch import sweep_scratch
@@ -60,7 +61,6 @@ from speedproof.measure.runner import Sample
 from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.stats import Schedule
-from speedproof.toolchains.factory import toolchain_for
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.toolchain import Context, TestRun, Tree
-from speedproof.toolchains.python import PythonTool, source_roots
-from speedproof.toolchains.python_tests import recorded_test_run
-from speedproof.toolchains.run_record import Record, Recorded
+from speedproof.judge.build.python import PythonTool, source_roots
+from speedproof.judge.tests.python_tests import recorded_test_run
+from speedproof.judge.tests.run_record import Record, Recorded
 
 RUNNER_FOLDER = Path(__file__).resolve().parent / "unittest_record"
 RUNNER_MODULE = "speedproof_unittest"

@@ -38,18 +38,18 @@ from speedproof.ground.toolchain import (
     process_log,
     resolve_interpreter,
 )
-from speedproof.link_paths import linked_folders
-from speedproof.manifest import Manifest
+from speedproof.judge.build.pycache import link_mirror, mirror, top_folders
 
 # junit_id, junit_key, parse_junit and read_record are also imported by name from this module.
-from speedproof.toolchains.junit import junit_cases, report_problems
-from speedproof.toolchains.junit import junit_id as junit_id
-from speedproof.toolchains.junit import junit_key as junit_key
-from speedproof.toolchains.junit import parse_junit as parse_junit
-from speedproof.toolchains.pycache import link_mirror, mirror, top_folders
-from speedproof.toolchains.python_tests import recorded_test_run
-from speedproof.toolchains.run_record import CrossCheck, Record, Recorded
-from speedproof.toolchains.run_record import read_record as read_record
+from speedproof.judge.tests.junit import junit_cases, report_problems
+from speedproof.judge.tests.junit import junit_id as junit_id
+from speedproof.judge.tests.junit import junit_key as junit_key
+from speedproof.judge.tests.junit import parse_junit as parse_junit
+from speedproof.judge.tests.python_tests import recorded_test_run
+from speedproof.judge.tests.run_record import CrossCheck, Record, Recorded
+from speedproof.judge.tests.run_record import read_record as read_record
+from speedproof.link_paths import linked_folders
+from speedproof.manifest import Manifest
 
 
 @functools.cache
@@ -294,7 +294,8 @@ class PythonBuilder:
         return mirrored
 
 
-PLUGIN_FOLDER = Path(__file__).resolve().parent / "pytest_record"
+# The plugin lives with the rest of test running, in the sibling package judge/tests.
+PLUGIN_FOLDER = Path(__file__).resolve().parents[1] / "tests" / "pytest_record"
 
 
 def _kept(read: Recorded, only: Sequence[str] | None) -> Recorded:

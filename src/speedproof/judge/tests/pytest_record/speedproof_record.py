@@ -36,7 +36,7 @@ import pytest
 
 if TYPE_CHECKING or __package__:
     # Imported as part of speedproof (its type check, an import of every module).
-    from speedproof.toolchains.pytest_record import speedproof_machinery as machinery
+    from speedproof.judge.tests.pytest_record import speedproof_machinery as machinery
 else:
     # Loaded by pytest as a top-level module from the folder the bootstrap showed, like this one.
     import speedproof_machinery as machinery

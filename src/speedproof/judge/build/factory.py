@@ -17,11 +17,11 @@ from speedproof.ground.toolchain import (
     TestRunner,
     default_cache_dir,
 )
+from speedproof.judge.build.command import CommandBuilder, CommandTests
+from speedproof.judge.build.go import GoBuilder, GoTests, GoTool
+from speedproof.judge.build.python import PytestTests, PythonBuilder, PythonTool
+from speedproof.judge.tests.unittest_runner import UnittestTests
 from speedproof.manifest import PYTHON_RUNNERS, Manifest
-from speedproof.toolchains.command import CommandBuilder, CommandTests
-from speedproof.toolchains.go import GoBuilder, GoTests, GoTool
-from speedproof.toolchains.python import PytestTests, PythonBuilder, PythonTool
-from speedproof.toolchains.unittest_runner import UnittestTests
 
 
 def toolchain_for(

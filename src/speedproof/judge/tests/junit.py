@@ -7,7 +7,7 @@ import re
 import xml.etree.ElementTree as ElementTree
 
 from speedproof.ground.toolchain import FAILURE_LIMIT, Outcome, clip
-from speedproof.toolchains.run_record import RANK, Record, names
+from speedproof.judge.tests.run_record import RANK, Record, names
 
 _CHILD: dict[str, Outcome] = {"skipped": "skipped", "failure": "failed", "error": "error"}
 

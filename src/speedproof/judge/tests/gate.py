@@ -53,7 +53,7 @@ from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.git import git_ok
 from speedproof.ground.sandbox import build_env
 from speedproof.ground.toolchain import BAD, TestRun, Toolchain, Tree
-from speedproof.toolchains.run_record import MACHINERY
+from speedproof.judge.tests.run_record import MACHINERY
 
 Rerun = Callable[[list[str]], TestRun]
 # Beyond this many suspect tests, no re-checks: rerunning them on both sides twice would cost
