@@ -23,7 +23,7 @@ from pydantic import (
 
 from speedproof.bench import schema as bench_schema
 from speedproof.bench.schema import BENCH_KINDS, WorkloadKind
-from speedproof.inputs.variant_settings import Kind, TwinKind, VariantSettings
+from speedproof.judge.inputs.variant_settings import Kind, TwinKind, VariantSettings
 from speedproof.judge.policy.evidence import PolicyRules
 
 MANIFEST_NAME = "speedproof.toml"

@@ -19,8 +19,8 @@ import pytest
 from speedproof.examples import get_example, materialise
 from speedproof.ground.errors import ManifestError
 from speedproof.ground.sandbox import make_sandbox
-from speedproof.inputs.twins import fewer_lines, make_twin
 from speedproof.judge.evaluate import Judge
+from speedproof.judge.inputs.twins import fewer_lines, make_twin
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger
 from speedproof.manifest import Workload

@@ -19,7 +19,7 @@ from speedproof.ground.process import run_process
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.ground.toolchain import Tree
-from speedproof.inputs.variant_settings import VariantSettings
+from speedproof.judge.inputs.variant_settings import VariantSettings
 from speedproof.manifest import Behaviour, Workload
 
 LOG = "".join(f"10.0.0.{i % 9} GET /items/{i} 200 {i * 7} 0.{i % 10}3\n" for i in range(300))

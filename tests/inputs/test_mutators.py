@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from speedproof.ground.errors import ManifestError
-from speedproof.inputs.mutate import detect_kind, make_variant, mutated_twin
-from speedproof.inputs.mutate.make import EMPTY_INDEX, small_slice
-from speedproof.inputs.twins import make_twin
+from speedproof.judge.inputs.mutate import detect_kind, make_variant, mutated_twin
+from speedproof.judge.inputs.mutate.make import EMPTY_INDEX, small_slice
+from speedproof.judge.inputs.twins import make_twin
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import parse_manifest
 from support.paths import ROOT

@@ -6,9 +6,9 @@ import random
 import re
 from pathlib import Path
 
-from speedproof.inputs.mutate import mutated_twin
-from speedproof.inputs.mutate.rename import renamed, renaming
-from speedproof.inputs.twins import make_twin
+from speedproof.judge.inputs.mutate import mutated_twin
+from speedproof.judge.inputs.mutate.rename import renamed, renaming
+from speedproof.judge.inputs.twins import make_twin
 from speedproof.manifest import Workload
 from support.paths import ROOT
 

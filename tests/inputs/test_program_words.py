@@ -7,8 +7,8 @@ import random
 import re
 from pathlib import Path
 
-from speedproof.inputs.mutate import mutated_twin
-from speedproof.inputs.program_words import program_words
+from speedproof.judge.inputs.mutate import mutated_twin
+from speedproof.judge.inputs.program_words import program_words
 
 # A reader of a small SQL-like language: its keywords live in a string literal, as sqlparse's do.
 READER = '''"""Reads statements. SELECT and FROM in this docstring are prose, not the format."""

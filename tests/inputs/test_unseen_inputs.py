@@ -20,10 +20,10 @@ from speedproof.ground.errors import InfrastructureError, ManifestError
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import make_sandbox
 from speedproof.ground.toolchain import Tree
-from speedproof.inputs.twins import make_twin
-from speedproof.inputs.unseen import unseen_inputs
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.inputs.twins import make_twin
+from speedproof.judge.inputs.unseen import unseen_inputs
 from speedproof.ledger import Ledger
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import load_manifest, parse_manifest

@@ -22,7 +22,7 @@ POLICY = frozenset(
         "speedproof.judge.policy.readings",
     }
 )
-JUDGE_PATH = ("judge", "ground", "gates", "measure", "inputs")
+JUDGE_PATH = ("judge", "ground", "gates", "measure")
 FUNCTION_MODE = ("functions", "corpus", "reward")
 
 

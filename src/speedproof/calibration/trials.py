@@ -35,10 +35,10 @@ from speedproof.ground.git import repository_root
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import Tree
-from speedproof.inputs.generated import SEED_LIMIT
-from speedproof.inputs.unseen import show, unseen_inputs
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.guard.patch_text import normalise_patch
+from speedproof.judge.inputs.generated import SEED_LIMIT
+from speedproof.judge.inputs.unseen import show, unseen_inputs
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.worktree.apply import apply_patch
 from speedproof.judge.worktree.scratch import scratch_folder

@@ -22,9 +22,9 @@ from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import BuildResult, Tree
-from speedproof.inputs.generated import SEED_LIMIT
-from speedproof.inputs.unseen import unseen_inputs
 from speedproof.judge.build.factory import toolchain_for
+from speedproof.judge.inputs.generated import SEED_LIMIT
+from speedproof.judge.inputs.unseen import unseen_inputs
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.judge.worktree.trees import worktree

@@ -33,8 +33,8 @@ from speedproof.cluster.shipping import (
 from speedproof.ground.errors import SpeedproofError
 from speedproof.ground.git import repository_root
 from speedproof.ground.sandbox import make_sandbox
-from speedproof.inputs.unseen import holdout_source
 from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.inputs.unseen import holdout_source
 from speedproof.judge.worktree.trees import resolve_rev
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import LoadedManifest, load_manifest

@@ -311,7 +311,7 @@ def check_behaviour(
     """Judge the candidate's behaviour on every workload, whatever its tier.
 
     `visible` gives each side's program the folders one workload's inputs live in (a twin's
-    copies, generated inputs, the holdout copy: `speedproof.inputs.unseen`). A twin, which
+    copies, generated inputs, the holdout copy: `speedproof.judge.inputs.unseen`). A twin, which
     comes after its original, is compared in the mode its original settled."""
     settled: dict[str, Mode] = {}
     done: dict[str, WorkloadBehaviour] = {}

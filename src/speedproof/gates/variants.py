@@ -35,10 +35,10 @@ from speedproof.ground.process import run_process
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import Tree
-from speedproof.inputs.twins import declared_inputs
-from speedproof.inputs.unseen import reads_holdout, show
-from speedproof.inputs.variant_settings import VariantSettings
-from speedproof.inputs.variants import Recipe, VariantRun, argv_variants, content_variants
+from speedproof.judge.inputs.twins import declared_inputs
+from speedproof.judge.inputs.unseen import reads_holdout, show
+from speedproof.judge.inputs.variant_settings import VariantSettings
+from speedproof.judge.inputs.variants import Recipe, VariantRun, argv_variants, content_variants
 from speedproof.judge.policy.evidence import Evidence
 from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.manifest import Behaviour, Manifest, Normalise, Workload

@@ -33,13 +33,13 @@ from speedproof.ground.git import repository_root
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import BuildResult, TargetToolchain, Tree
-from speedproof.inputs.generated import SEED_LIMIT
-from speedproof.inputs.unseen import UnseenInputs, unseen_inputs
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.early_end import Ended, failed, unsafe
 from speedproof.judge.guard.check import GuardResult, check_applied, check_patch
 from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.judge.guard.protected import ProtectedPaths
+from speedproof.judge.inputs.generated import SEED_LIMIT
+from speedproof.judge.inputs.unseen import UnseenInputs, unseen_inputs
 from speedproof.judge.instruction_lane import InstructionLane
 from speedproof.judge.isolation import Isolation, Sides, relocated_copy, wrote_reason
 from speedproof.judge.outcome import GateRecord, Outcome, pairs_per_workload

@@ -123,7 +123,7 @@ class SequentialMeasurement:
     # default, so that no caller measures unpinned by forgetting it.
     cpus: frozenset[int] | None = field(kw_only=True)
     # Each side's program as it must run one workload: able to read that workload's unseen
-    # inputs (`speedproof.inputs.unseen`). The default runs every workload as built.
+    # inputs (`speedproof.judge.inputs.unseen`). The default runs every workload as built.
     visible: Visible = field(default=as_built, kw_only=True)
     # The kernel's CPU pressure file, read at both ends of every round (`environment`).
     pressure: Path = field(default=PRESSURE_CPU, kw_only=True)

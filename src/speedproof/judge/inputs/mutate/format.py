@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from speedproof.inputs.mutate.fields import FieldOp
+from speedproof.judge.inputs.mutate.fields import FieldOp
 
 R = TypeVar("R")
 

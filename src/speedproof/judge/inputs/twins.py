@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from speedproof.ground.errors import InfrastructureError
-from speedproof.inputs.mutate import detect_kind, mutated_twin
+from speedproof.judge.inputs.mutate import detect_kind, mutated_twin
 from speedproof.judge.policy.evidence import TWIN_SUFFIX
 from speedproof.manifest import Workload
 

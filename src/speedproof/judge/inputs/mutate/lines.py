@@ -6,7 +6,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from speedproof.inputs.mutate.fields import (
+from speedproof.judge.inputs.mutate.fields import (
     FieldOp,
     edit_token,
     has_digits,

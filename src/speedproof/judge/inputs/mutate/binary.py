@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from speedproof.inputs.mutate.fields import FieldOp
+from speedproof.judge.inputs.mutate.fields import FieldOp
 
 CHUNK = 256
 _EDGE_BYTES = (0x00, 0x01, 0x7F, 0x80, 0xFF)

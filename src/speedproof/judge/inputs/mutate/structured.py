@@ -14,15 +14,15 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from speedproof.inputs.mutate.drawn import json_values
-from speedproof.inputs.mutate.fields import (
+from speedproof.judge.inputs.mutate.drawn import json_values
+from speedproof.judge.inputs.mutate.fields import (
     LONG_ODDS,
     FieldOp,
     edit_token,
     has_digits,
     redraw_digits,
 )
-from speedproof.inputs.mutate.lines import Lines, split_terminator
+from speedproof.judge.inputs.mutate.lines import Lines, split_terminator
 
 Path = tuple[str | int, ...]
 NUMBER_EDGES: tuple[int | float, ...] = (0, 1, -1, 2**64, -(2**63) - 1, 1e308, -0.5)

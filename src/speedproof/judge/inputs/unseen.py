@@ -25,10 +25,10 @@ from pathlib import Path
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.program import Program
 from speedproof.ground.toolchain import Context, Tree
-from speedproof.inputs.generated import READ_ONLY, Generated, filled, generate
-from speedproof.inputs.program_words import program_words
-from speedproof.inputs.twins import NAME_BYTES, is_twin, make_twin
 from speedproof.judge.guard.protected import ProtectedPaths
+from speedproof.judge.inputs.generated import READ_ONLY, Generated, filled, generate
+from speedproof.judge.inputs.program_words import program_words
+from speedproof.judge.inputs.twins import NAME_BYTES, is_twin, make_twin
 from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.manifest import HOLDOUT_TOKEN, OUT_TOKEN, Workload
 from speedproof.manifest_loading import LoadedManifest

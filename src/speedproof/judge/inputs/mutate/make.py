@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from speedproof.inputs.mutate.binary import Binary
-from speedproof.inputs.mutate.fields import FIELD_OPS, FieldOp
-from speedproof.inputs.mutate.format import Format
-from speedproof.inputs.mutate.kinds import Kind
-from speedproof.inputs.mutate.lines import Lines
-from speedproof.inputs.mutate.rename import renamed
-from speedproof.inputs.mutate.structured import Document, JsonLines
-from speedproof.inputs.mutate.table import Table
+from speedproof.judge.inputs.mutate.binary import Binary
+from speedproof.judge.inputs.mutate.fields import FIELD_OPS, FieldOp
+from speedproof.judge.inputs.mutate.format import Format
+from speedproof.judge.inputs.mutate.kinds import Kind
+from speedproof.judge.inputs.mutate.lines import Lines
+from speedproof.judge.inputs.mutate.rename import renamed
+from speedproof.judge.inputs.mutate.structured import Document, JsonLines
+from speedproof.judge.inputs.mutate.table import Table
 
 RecordOp = Literal["drop", "duplicate", "shuffle", "truncate", "empty"]
 RECORD_OPS: tuple[RecordOp, ...] = ("duplicate", "drop", "shuffle", "truncate")

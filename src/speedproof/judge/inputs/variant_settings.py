@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from speedproof.inputs.mutate.kinds import Kind
+from speedproof.judge.inputs.mutate.kinds import Kind
 
 # How a twin's inputs are made (`Workload.twin`): "mutated", every record kept and most of them
 # changed by the mutator of their kind (docs/adr/0058), the default; "lines", the same lines less

@@ -8,7 +8,7 @@ numbers, case, odd bytes); or a *mutated twin* for the timed lane, every record 
 them changed gently, so the work stays the work of the original.
 """
 
-from speedproof.inputs.mutate.kinds import KINDS, Kind, detect_kind
-from speedproof.inputs.mutate.make import Variant, make_variant, mutated_twin
+from speedproof.judge.inputs.mutate.kinds import KINDS, Kind, detect_kind
+from speedproof.judge.inputs.mutate.make import Variant, make_variant, mutated_twin
 
 __all__ = ["KINDS", "Kind", "Variant", "detect_kind", "make_variant", "mutated_twin"]

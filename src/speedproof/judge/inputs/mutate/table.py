@@ -12,7 +12,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from speedproof.inputs.mutate.fields import FieldOp, edit_token, has_digits, redraw_digits
+from speedproof.judge.inputs.mutate.fields import FieldOp, edit_token, has_digits, redraw_digits
 
 Row = list[str]
 _WORD = re.compile(r"[A-Za-z]+")

@@ -20,10 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.inputs.mutate import Variant, detect_kind, make_variant
-from speedproof.inputs.mutate.kinds import Kind
-from speedproof.inputs.mutate.make import small_slice
-from speedproof.inputs.twins import NAME_BYTES, declared_inputs, fresh_copy
+from speedproof.judge.inputs.mutate import Variant, detect_kind, make_variant
+from speedproof.judge.inputs.mutate.kinds import Kind
+from speedproof.judge.inputs.mutate.make import small_slice
+from speedproof.judge.inputs.twins import NAME_BYTES, declared_inputs, fresh_copy
 from speedproof.manifest import Workload
 
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
