@@ -57,12 +57,12 @@ from rule_evaluation import (
 from speedproof.calibration.inject import add_slowdown
 from speedproof.calibration.sizing import Sizing, size_wins
 from speedproof.examples import get_example, materialise
-from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, make_sandbox
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.behaviour.check import BehaviourResult, check_behaviour
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.worktree.trees import resolve_rev, worktree
 from speedproof.manifest import Manifest, Policy, Workload

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from speedproof.examples import get_example, materialise
-from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import build_env, make_sandbox
+from speedproof.judge.behaviour.check import ReferenceCheck, check_behaviour
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.outcome import Outcome
 from speedproof.ledger import Ledger

@@ -8,19 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.behaviour import BehaviourResult, check_behaviour
-from speedproof.gates.differences import EXCERPT_CHARS, compare_fingerprints, describe_differences
-from speedproof.gates.fingerprints import (
+from speedproof.ground.invocation import Invocation
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
+from speedproof.judge.behaviour.check import BehaviourResult, check_behaviour
+from speedproof.judge.behaviour.differences import (
+    EXCERPT_CHARS,
+    compare_fingerprints,
+    describe_differences,
+)
+from speedproof.judge.behaviour.fingerprints import (
     Fingerprint,
     Observation,
     fingerprint,
     normalise,
     sort_lines,
 )
-from speedproof.gates.outputs import OutputDigest
-from speedproof.ground.invocation import Invocation
-from speedproof.ground.program import Program, Side
-from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
+from speedproof.judge.behaviour.outputs import OutputDigest
 from speedproof.manifest import Behaviour, Normalise, TierName, Workload
 from speedproof.measure.runner import run_invocation
 

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.variants import (
+from speedproof.ground.process import run_process
+from speedproof.ground.program import Program, Side
+from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
+from speedproof.ground.toolchain import Tree
+from speedproof.judge.behaviour.variants import (
     VariantSides,
     VariantsResult,
     check_variants,
     for_variants,
     make_variants,
 )
-from speedproof.ground.process import run_process
-from speedproof.ground.program import Program, Side
-from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
-from speedproof.ground.toolchain import Tree
 from speedproof.judge.inputs.variant_settings import VariantSettings
 from speedproof.manifest import Behaviour, Workload
 

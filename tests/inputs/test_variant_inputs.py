@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speedproof.gates.variants import make_variants, varied_workloads
+from speedproof.judge.behaviour.variants import make_variants, varied_workloads
 from speedproof.judge.inputs.variants import option_values
 from speedproof.manifest_loading import load_manifest
 from support.paths import ROOT

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from speedproof.examples import get_example, materialise
-from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.behaviour.check import ReferenceCheck, check_behaviour
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.manifest import Behaviour, Manifest, Workload
 from speedproof.manifest_loading import load_manifest

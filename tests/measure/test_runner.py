@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.behaviour import ReferenceCheck, check_behaviour
-from speedproof.gates.fingerprints import Fingerprint, Observation
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import ProcessResult
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
+from speedproof.judge.behaviour.check import ReferenceCheck, check_behaviour
+from speedproof.judge.behaviour.fingerprints import Fingerprint, Observation
 from speedproof.manifest import Behaviour, Policy, Workload
 from speedproof.measure.environment import LoadSnapshot
 from speedproof.measure.runner import (

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.behaviour import check_behaviour
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
+from speedproof.judge.behaviour.check import check_behaviour
 from speedproof.judge.policy.decide import decide
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest

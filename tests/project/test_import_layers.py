@@ -22,7 +22,7 @@ POLICY = frozenset(
         "speedproof.judge.policy.readings",
     }
 )
-JUDGE_PATH = ("judge", "ground", "gates", "measure")
+JUDGE_PATH = ("judge", "ground", "measure")
 FUNCTION_MODE = ("functions", "corpus", "reward")
 
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.gates.outputs import clear_outputs, place_outputs, read_outputs
 from speedproof.ground.process import run_process
 from speedproof.ground.program import Program, output_path
 from speedproof.ground.sandbox import mount_list
+from speedproof.judge.behaviour.outputs import clear_outputs, place_outputs, read_outputs
 from speedproof.judge.build.factory import toolchain_for
 from support.toolchain import (
     PYTHON_FILES,

@@ -29,12 +29,12 @@ from speedproof.calibration.inject import add_null_change, add_slowdown
 from speedproof.calibration.noise import NO_CHANGE, WorkloadNoise, reading_spreads, summarise
 from speedproof.calibration.sides import SideCheck, check_sides, trial_scores
 from speedproof.calibration.sizing import size_wins
-from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.git import repository_root
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.behaviour.check import BehaviourResult, check_behaviour
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.judge.inputs.generated import SEED_LIMIT

@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from speedproof.gates.behaviour import Visible, check_behaviour
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import BuildResult, Tree
+from speedproof.judge.behaviour.check import Visible, check_behaviour
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.inputs.generated import SEED_LIMIT
 from speedproof.judge.inputs.unseen import unseen_inputs

@@ -23,13 +23,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from speedproof.gates.behaviour import BehaviourResult, check_behaviour
 from speedproof.ground.errors import SpeedproofError
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox, make_sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.init.length import Status, classify, robust_sd
+from speedproof.judge.behaviour.check import BehaviourResult, check_behaviour
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.manifest import Manifest, Workload
 from speedproof.manifest_loading import LoadedManifest, anchor_interpreter, load_manifest

@@ -23,16 +23,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from speedproof.gates.behaviour import (
-    BehaviourResult,
-    check_behaviour,
-)
-from speedproof.gates.variants import variants_gate
 from speedproof.ground.errors import InfrastructureError, PatchError
 from speedproof.ground.git import repository_root
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import BuildResult, TargetToolchain, Tree
+from speedproof.judge.behaviour.check import (
+    BehaviourResult,
+    check_behaviour,
+)
+from speedproof.judge.behaviour.variants import variants_gate
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.early_end import Ended, failed, unsafe
 from speedproof.judge.guard.check import GuardResult, check_applied, check_patch

@@ -13,10 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from speedproof.gates.behaviour import BehaviourResult, ReferenceCheck
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
+from speedproof.judge.behaviour.check import BehaviourResult, ReferenceCheck
 from speedproof.judge.early_end import Ended
 from speedproof.judge.policy.evidence import Comparison
 from speedproof.manifest import Manifest, Workload

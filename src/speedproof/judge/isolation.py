@@ -16,11 +16,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from speedproof.gates.outputs import place_outputs
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.program import Program, relocated
 from speedproof.ground.sandbox import SandboxSpec, mount_list
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.behaviour.outputs import place_outputs
 from speedproof.judge.worktree import snapshot
 from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.judge.worktree.trees import worktree

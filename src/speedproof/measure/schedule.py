@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from speedproof.gates.behaviour import Visible, as_built
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox
+from speedproof.judge.behaviour.check import Visible, as_built
 from speedproof.judge.policy.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest, Workload
 from speedproof.measure.environment import (

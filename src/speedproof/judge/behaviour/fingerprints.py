@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
-from speedproof.gates.outputs import KEPT_BYTES, OutputDigest, OutputFile, read_outputs
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import _KEEP_LIMIT, ProcessResult
+from speedproof.judge.behaviour.outputs import KEPT_BYTES, OutputDigest, OutputFile, read_outputs
 from speedproof.manifest import Behaviour, Normalise
 
 Mode = Literal["exact", "sorted-lines"]

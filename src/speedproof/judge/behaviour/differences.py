@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from speedproof.gates.fingerprints import Fingerprint, Observation
-from speedproof.gates.outputs import FileKind, OutputDigest
+from speedproof.judge.behaviour.fingerprints import Fingerprint, Observation
+from speedproof.judge.behaviour.outputs import FileKind, OutputDigest
 
 Labels = tuple[str, str]
 

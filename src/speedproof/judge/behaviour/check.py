@@ -32,14 +32,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
-from speedproof.gates.differences import CANDIDATE_LABELS, Labels, describe_differences
-from speedproof.gates.fingerprints import Fingerprint, Mode, Observation, observe
-from speedproof.gates.outputs import OutputFile, clear_outputs, read_outputs
 from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import ProcessResult
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
+from speedproof.judge.behaviour.differences import CANDIDATE_LABELS, Labels, describe_differences
+from speedproof.judge.behaviour.fingerprints import Fingerprint, Mode, Observation, observe
+from speedproof.judge.behaviour.outputs import OutputFile, clear_outputs, read_outputs
 from speedproof.judge.policy.evidence import TWIN_SUFFIX
 from speedproof.manifest import Behaviour, Workload
 from speedproof.measure.runner import run_invocation

@@ -26,15 +26,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
-from speedproof.gates.behaviour import BehaviourResult
-from speedproof.gates.differences import describe_differences
-from speedproof.gates.fingerprints import Mode, Observation, observe
-from speedproof.gates.outputs import clear_outputs, place_outputs, read_outputs
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import run_process
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import Tree
+from speedproof.judge.behaviour.check import BehaviourResult
+from speedproof.judge.behaviour.differences import describe_differences
+from speedproof.judge.behaviour.fingerprints import Mode, Observation, observe
+from speedproof.judge.behaviour.outputs import clear_outputs, place_outputs, read_outputs
 from speedproof.judge.inputs.twins import declared_inputs
 from speedproof.judge.inputs.unseen import reads_holdout, show
 from speedproof.judge.inputs.variant_settings import VariantSettings
