@@ -23,9 +23,9 @@ from dataclasses import replace
 import numpy as np
 
 from sequential_sim import SIM_MANIFEST as MANIFEST
+from speedproof.judge.measure.replay import RecordedPairs, RecordedWorkload
+from speedproof.judge.measure.sequential_rule import SequentialRule
 from speedproof.judge.policy.decide import decide
-from speedproof.measure.replay import RecordedPairs, RecordedWorkload
-from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.stats import Schedule
 
 BUDGET = Schedule(round_pairs=10, max_pairs=200, budget_s=20.0)

@@ -64,15 +64,21 @@ from speedproof.ground.sandbox import Sandbox, make_sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.judge.behaviour.check import BehaviourResult, check_behaviour
 from speedproof.judge.build.factory import toolchain_for
+from speedproof.judge.measure.environment import describe_environment, measurement_contended
+from speedproof.judge.measure.pinning import describe, timed_cpus
+from speedproof.judge.measure.readings import TIMED_METRICS
+from speedproof.judge.measure.replay import RecordedWorkload
+from speedproof.judge.measure.runner import (
+    PairSeries,
+    Round,
+    TimeoutRule,
+    measure_pairs,
+    private_network,
+)
+from speedproof.judge.measure.schedule import schedule_for
 from speedproof.judge.worktree.trees import resolve_rev, worktree
 from speedproof.manifest import Manifest, Policy, Workload
 from speedproof.manifest_loading import load_manifest
-from speedproof.measure.environment import describe_environment, measurement_contended
-from speedproof.measure.pinning import describe, timed_cpus
-from speedproof.measure.readings import TIMED_METRICS
-from speedproof.measure.replay import RecordedWorkload
-from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs, private_network
-from speedproof.measure.schedule import schedule_for
 from speedproof.stats import Schedule
 from speedproof.stats.power import resolvable_win_pct
 

@@ -26,9 +26,9 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.sandbox import Sandbox, make_sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.judge.build.factory import toolchain_for
+from speedproof.judge.measure.instructions import count_instructions
+from speedproof.judge.measure.runner import run_invocation
 from speedproof.manifest_loading import load_manifest
-from speedproof.measure.instructions import count_instructions
-from speedproof.measure.runner import run_invocation
 
 # `--version` is the start-up alone: argparse, the package's modules, nothing read.
 EXTRA = ("version", ("--version",))

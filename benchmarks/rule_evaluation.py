@@ -5,7 +5,7 @@ both sides, pair by pair). Every rule reads a prefix of that stream, so the rule
 how many pairs they look at and what they conclude, never in what the machine happened to do:
 
 - `sequential_rule`: speedproof's rule, the judge's own code: `SequentialRule` (the one loop
-  of `speedproof.measure.sequential_rule`) replays the stream through `RecordedPairs`, look by
+  of `speedproof.judge.measure.sequential_rule`) replays the stream through `RecordedPairs`, look by
   look, at each look's level, until `policy.keep_measuring` has nothing left to ask; then
   `policy.decide`. A record holds representative workloads only, so the manifest it is scored
   against keeps only the recorded workloads (no holdouts, no twins are replayed).
@@ -30,13 +30,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from speedproof.judge.measure.readings import TIMED_METRICS
+from speedproof.judge.measure.replay import RecordedPairs, RecordedWorkload, StreamError
+from speedproof.judge.measure.schedule import schedule_for
+from speedproof.judge.measure.sequential_rule import SequentialRule
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Comparison, Evidence
 from speedproof.manifest import Manifest
-from speedproof.measure.readings import TIMED_METRICS
-from speedproof.measure.replay import RecordedPairs, RecordedWorkload, StreamError
-from speedproof.measure.schedule import schedule_for
-from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.stats import Schedule, compare, paired_compare
 from speedproof.stats.power import acceptance_probability
 from speedproof.verify.verification import verify_options

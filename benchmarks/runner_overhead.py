@@ -46,8 +46,8 @@ from speedproof.ground.process import run_process
 from speedproof.ground.sandbox import Sandbox, SandboxSpec, Unsandboxed, build_env, make_sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.judge.build.factory import toolchain_for
+from speedproof.judge.measure.environment import describe_environment, tool_version
 from speedproof.manifest_loading import load_manifest
-from speedproof.measure.environment import describe_environment, tool_version
 
 WARMUP = 3
 TIMEOUT_S = 60.0

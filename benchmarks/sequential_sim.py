@@ -36,11 +36,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from speedproof.judge.measure.replay import RecordedPairs, RecordedWorkload
+from speedproof.judge.measure.sequential_rule import SequentialRule
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Comparison
 from speedproof.manifest_loading import parse_manifest
-from speedproof.measure.replay import RecordedPairs, RecordedWorkload
-from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.stats import Schedule, compare, paired_compare
 
 FLOOR_PCT = 3.0

@@ -26,9 +26,9 @@ import time
 import numpy as np
 
 from sequential_sim import SIM_MANIFEST as MANIFEST
+from speedproof.judge.measure.replay import RecordedPairs, RecordedWorkload
+from speedproof.judge.measure.sequential_rule import SequentialRule
 from speedproof.judge.policy.decide import decide
-from speedproof.measure.replay import RecordedPairs, RecordedWorkload
-from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.stats import Schedule
 
 WINS_PCT = (0.0, 3.0, 4.0, 5.0, 10.0)

@@ -319,8 +319,8 @@ class Policy(_Strict):
     timeout_multiple: float = Field(default=2.0, ge=1.0)
     timeout_floor_s: float = Field(default=30.0, gt=0)
     # How many CPUs the timed runs are pinned to, or "all" (the default) for none
-    # (speedproof.measure.pinning, docs/adr/0027). Pinned to one, a run varies a third as much on
-    # a 2-vCPU machine, but a Go program then runs with one P and its collector on the same core:
+    # (speedproof.judge.measure.pinning, docs/adr/0027). Pinned to one, a run varies a third as much
+    # on a 2-vCPU machine, but a Go program then runs with one P and its collector on the same core:
     # opt in where the program's speed is single-core speed.
     timed_cpus: int | Literal["all"] = "all"
     # An accept stands only if every unseen reading improves by at least a share of the win it is

@@ -22,17 +22,17 @@ from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import build_env, make_sandbox
 from speedproof.judge.behaviour.check import ReferenceCheck, check_behaviour
 from speedproof.judge.evaluate import Judge, JudgeOptions
-from speedproof.judge.outcome import Outcome
-from speedproof.ledger import Ledger
-from speedproof.manifest import Behaviour, Workload
-from speedproof.manifest_loading import load_manifest
-from speedproof.measure.instructions import (
+from speedproof.judge.measure.instructions import (
     InstructionReading,
     InstructionRun,
     count_instructions,
     instruction_comparison,
 )
-from speedproof.measure.refusals import candidate_refusal
+from speedproof.judge.measure.refusals import candidate_refusal
+from speedproof.judge.outcome import Outcome
+from speedproof.ledger import Ledger
+from speedproof.manifest import Behaviour, Workload
+from speedproof.manifest_loading import load_manifest
 from support.escape import daemon_patch, killed_child_patch, under_valgrind_patch
 from support.git import git
 

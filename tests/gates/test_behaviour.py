@@ -25,8 +25,8 @@ from speedproof.judge.behaviour.fingerprints import (
     sort_lines,
 )
 from speedproof.judge.behaviour.outputs import OutputDigest
+from speedproof.judge.measure.runner import run_invocation
 from speedproof.manifest import Behaviour, Normalise, TierName, Workload
-from speedproof.measure.runner import run_invocation
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ import pytest
 
 from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
+from speedproof.judge.measure.sequential_rule import TWIN_STEP_PAIRS
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
-from speedproof.measure.sequential_rule import TWIN_STEP_PAIRS
 from support.toy_target import toy_manifest, toy_target, workload_table
 
 TOOL = """\

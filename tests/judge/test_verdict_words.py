@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from speedproof.examples import get_example, materialise
-from speedproof.judge.patches import judge_patch
-from speedproof.judge.policy.decide import decide
-from speedproof.judge.policy.evidence import Evidence, PolicyRules, exact_comparison
-from speedproof.measure import instructions
-from speedproof.measure.instructions import (
+from speedproof.judge.measure import instructions
+from speedproof.judge.measure.instructions import (
     InstructionReading,
     InstructionRun,
     instruction_comparison,
 )
+from speedproof.judge.patches import judge_patch
+from speedproof.judge.policy.decide import decide
+from speedproof.judge.policy.evidence import Evidence, PolicyRules, exact_comparison
 
 
 def _wall(change_pct: float) -> Evidence:

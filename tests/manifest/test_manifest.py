@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from speedproof.ground.errors import ManifestError
+from speedproof.judge.measure.schedule import schedule_for
 from speedproof.manifest_loading import load_manifest, parse_manifest
-from speedproof.measure.schedule import schedule_for
 
 GOOD = """\
 [target]

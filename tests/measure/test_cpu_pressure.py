@@ -22,9 +22,7 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import ProcessResult
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
-from speedproof.manifest import Workload
-from speedproof.manifest_loading import parse_manifest
-from speedproof.measure.environment import (
+from speedproof.judge.measure.environment import (
     PRESSURE_FALLBACK_NOTE,
     STALL_SHARE_THRESHOLD,
     LoadSnapshot,
@@ -36,9 +34,11 @@ from speedproof.measure.environment import (
     read_cpu_stall_us,
     stall_share,
 )
-from speedproof.measure.pinning import available_cpus
-from speedproof.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs
-from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
+from speedproof.judge.measure.pinning import available_cpus
+from speedproof.judge.measure.runner import PairSeries, Round, TimeoutRule, measure_pairs
+from speedproof.judge.measure.schedule import SequentialMeasurement, Sinks, schedule_for
+from speedproof.manifest import Workload
+from speedproof.manifest_loading import parse_manifest
 from support.toy_target import toy_manifest, workload_table
 
 PRESSURE = Path("/proc/pressure/cpu")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from speedproof.ground.errors import InfrastructureError
-from speedproof.measure.environment import (
+from speedproof.judge.measure.environment import (
     UNKNOWN,
     LoadSnapshot,
     contended,

@@ -23,10 +23,8 @@ from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.ground.toolchain import Tree
 from speedproof.judge.behaviour.check import ReferenceCheck, check_behaviour
 from speedproof.judge.build.factory import toolchain_for
-from speedproof.manifest import Behaviour, Manifest, Workload
-from speedproof.manifest_loading import load_manifest
-from speedproof.measure.cachegrind import CachegrindUnavailable
-from speedproof.measure.instructions import (
+from speedproof.judge.measure.cachegrind import CachegrindUnavailable
+from speedproof.judge.measure.instructions import (
     STATISTICAL_RUNS,
     InstructionReading,
     InstructionRun,
@@ -36,6 +34,8 @@ from speedproof.measure.instructions import (
     instruction_timeout,
     sampled,
 )
+from speedproof.manifest import Behaviour, Manifest, Workload
+from speedproof.manifest_loading import load_manifest
 
 TIMEOUT_S = 300.0
 

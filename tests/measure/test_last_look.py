@@ -16,10 +16,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from speedproof.judge.measure.replay import RecordedPairs, RecordedWorkload
+from speedproof.judge.measure.sequential_rule import SequentialRule
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Evidence
-from speedproof.measure.replay import RecordedPairs, RecordedWorkload
-from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.stats import Schedule
 from support.sequential import per_workload_budget as manifest
 

@@ -11,9 +11,9 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import ProcessResult, run_process
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
+from speedproof.judge.measure.pinning import available_cpus, describe, judge_elsewhere, timed_cpus
+from speedproof.judge.measure.runner import Round, TimeoutRule, measure_pairs
 from speedproof.manifest import Workload
-from speedproof.measure.pinning import available_cpus, describe, judge_elsewhere, timed_cpus
-from speedproof.measure.runner import Round, TimeoutRule, measure_pairs
 
 MANY = len(available_cpus()) >= 2
 needs_two = pytest.mark.skipif(not MANY, reason="needs a process allowed on two CPUs")

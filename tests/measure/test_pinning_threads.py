@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from speedproof.measure.pinning import available_cpus, judge_elsewhere
+from speedproof.judge.measure.pinning import available_cpus, judge_elsewhere
 
 TASKS = Path("/proc/self/task")
 needs_two = pytest.mark.skipif(

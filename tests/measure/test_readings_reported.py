@@ -13,13 +13,13 @@ import pytest
 from scipy import stats as sps
 
 from speedproof.ground.program import Side
+from speedproof.judge.measure.environment import LoadSnapshot
+from speedproof.judge.measure.readings import lane_comparisons
+from speedproof.judge.measure.runner import LoadWindow, PairSeries, Sample
+from speedproof.judge.measure.schedule import schedule_for
 from speedproof.judge.policy.evidence import Comparison
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
-from speedproof.measure.environment import LoadSnapshot
-from speedproof.measure.readings import lane_comparisons
-from speedproof.measure.runner import LoadWindow, PairSeries, Sample
-from speedproof.measure.schedule import schedule_for
 from support.toy_target import reported_tables, toy_manifest, workload_table
 
 MANIFEST = toy_manifest(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
+from speedproof.judge.measure.resolution import unresolved_win_notes
 from speedproof.judge.policy.evidence import Evidence, PolicyRules
-from speedproof.measure.resolution import unresolved_win_notes
 from speedproof.stats import Schedule, paired_compare
 from speedproof.stats.power import pairs_to_resolve, resolvable_win_pct
 

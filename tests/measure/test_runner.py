@@ -18,9 +18,8 @@ from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.judge.behaviour.check import ReferenceCheck, check_behaviour
 from speedproof.judge.behaviour.fingerprints import Fingerprint, Observation
-from speedproof.manifest import Behaviour, Policy, Workload
-from speedproof.measure.environment import LoadSnapshot
-from speedproof.measure.runner import (
+from speedproof.judge.measure.environment import LoadSnapshot
+from speedproof.judge.measure.runner import (
     PairSeries,
     Sample,
     TimeoutRule,
@@ -28,6 +27,7 @@ from speedproof.measure.runner import (
     pair_timeout,
     private_network,
 )
+from speedproof.manifest import Behaviour, Policy, Workload
 
 WORKLOAD = Workload(id="w")
 GENEROUS = TimeoutRule(floor_s=30.0, multiple=2.0, warmup_s=30.0)

@@ -16,13 +16,13 @@ from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox, build_env, make_sandbox
 from speedproof.judge.behaviour.check import check_behaviour
+from speedproof.judge.measure.pinning import timed_cpus
+from speedproof.judge.measure.reported import MetricsError, parse_metrics
+from speedproof.judge.measure.runner import ENV_PAD_LIMIT, Sample
+from speedproof.judge.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.judge.policy.decide import decide
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
-from speedproof.measure.pinning import timed_cpus
-from speedproof.measure.reported import MetricsError, parse_metrics
-from speedproof.measure.runner import ENV_PAD_LIMIT, Sample
-from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from support.toy_target import reported_tables, toy_manifest, workload_table
 
 MANIFEST = toy_manifest(
@@ -246,8 +246,8 @@ def test_metrics_are_read_from_the_last_json_line_and_must_all_be_numbers() -> N
 
 
 def test_holdout_readings_are_a_holm_family_of_their_own() -> None:
+    from speedproof.judge.measure.readings import holm_within_metrics
     from speedproof.judge.policy.evidence import Comparison
-    from speedproof.measure.readings import holm_within_metrics
 
     def reading(workload: str, tier: str, p: float) -> Comparison:
         return Comparison(

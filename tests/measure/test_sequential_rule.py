@@ -6,11 +6,11 @@ pairs come from `RecordedPairs`, so each test knows exactly what the machine "me
 
 from __future__ import annotations
 
+from speedproof.judge.measure.replay import RecordedPairs, RecordedWorkload
+from speedproof.judge.measure.schedule import schedule_for
+from speedproof.judge.measure.sequential_rule import SequentialRule
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Evidence
-from speedproof.measure.replay import RecordedPairs, RecordedWorkload
-from speedproof.measure.schedule import schedule_for
-from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.stats import Schedule
 from speedproof.verify.verification import verify_options
 from support.sequential import manifest, per_workload_budget, stream

@@ -8,12 +8,12 @@ reading was not resolved.
 
 from __future__ import annotations
 
+from speedproof.judge.measure.replay import RecordedPairs, RecordedWorkload
+from speedproof.judge.measure.sequential_rule import SequentialRule
 from speedproof.judge.policy.carry_over import CHEAT, UNRESOLVED
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Evidence, Verdict
 from speedproof.manifest import Manifest
-from speedproof.measure.replay import RecordedPairs, RecordedWorkload
-from speedproof.measure.sequential_rule import SequentialRule
 from speedproof.stats import Schedule
 from support.sequential import manifest, stream
 

@@ -10,15 +10,15 @@ import random
 from dataclasses import replace
 
 from speedproof.ground.program import Side
+from speedproof.judge.measure.environment import LoadSnapshot
+from speedproof.judge.measure.replay import RecordedPairs
+from speedproof.judge.measure.runner import LoadWindow, PairSeries, Sample
+from speedproof.judge.measure.schedule import schedule_for
+from speedproof.judge.measure.sequential_rule import RuleState, SequentialRule
 from speedproof.judge.policy.decide import decide, keep_measuring
 from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
-from speedproof.measure.environment import LoadSnapshot
-from speedproof.measure.replay import RecordedPairs
-from speedproof.measure.runner import LoadWindow, PairSeries, Sample
-from speedproof.measure.schedule import schedule_for
-from speedproof.measure.sequential_rule import RuleState, SequentialRule
 from support.toy_target import toy_manifest, workload_table
 
 RULES = PolicyRules()  # wall; floor 3 %; limit 2 %; guardrails cpu, memory; support required.

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from speedproof.bench.go_output import parse_go_bench
 from speedproof.ground.program import Side
+from speedproof.judge.measure.readings import lane_comparisons
+from speedproof.judge.measure.runner import PairSeries, Sample
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Evidence
 from speedproof.manifest_loading import parse_manifest
-from speedproof.measure.readings import lane_comparisons
-from speedproof.measure.runner import PairSeries, Sample
 
 MANIFEST = parse_manifest(
     """

@@ -31,9 +31,9 @@ from rule_evaluation import (
     sequential_rule,
     stream_from_json,
 )
+from speedproof.judge.measure.replay import RecordedWorkload
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
-from speedproof.measure.replay import RecordedWorkload
 from speedproof.stats import Schedule
 from speedproof.stats.power import acceptance_probability
 from support.toy_target import toy_manifest, workload_table

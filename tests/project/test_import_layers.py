@@ -22,7 +22,7 @@ POLICY = frozenset(
         "speedproof.judge.policy.readings",
     }
 )
-JUDGE_PATH = ("judge", "ground", "measure")
+JUDGE_PATH = ("judge", "ground")
 FUNCTION_MODE = ("functions", "corpus", "reward")
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from speedproof.judge.measure.replay import RecordedWorkload
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
-from speedproof.measure.replay import RecordedWorkload
 from support.toy_target import toy_manifest, workload_table
 
 MANIFEST = toy_manifest(workload_table("parse", "prog.py"), instructions=False)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from speedproof.judge.measure.placement import place_afresh
 from speedproof.judge.worktree import snapshot
-from speedproof.measure.placement import place_afresh
 
 
 def _build_folder(tmp_path: Path) -> Path:

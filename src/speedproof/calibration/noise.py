@@ -15,9 +15,9 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from speedproof.judge.measure.resolution import Spread, spread_of, timed_primary_readings
 from speedproof.judge.policy.decide import CONFIRM_MULTIPLE
 from speedproof.judge.policy.evidence import Evidence
-from speedproof.measure.resolution import Spread, spread_of, timed_primary_readings
 from speedproof.stats import Schedule
 from speedproof.stats.power import pairs_to_resolve, resolvable_win_pct
 

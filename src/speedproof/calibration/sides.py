@@ -22,8 +22,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from speedproof.judge.measure.resolution import timed_primary_readings
 from speedproof.judge.policy.evidence import Evidence
-from speedproof.measure.resolution import timed_primary_readings
 
 # A check warns below this p. Two kinds of no-change trial times each representative workload
 # times two checks: with four such tests, 0.01 warns on a machine that is fine about 4 % of

@@ -30,9 +30,9 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import TargetToolchain, Tree
+from speedproof.judge.measure.pinning import judge_elsewhere
+from speedproof.judge.measure.runner import run_invocation
 from speedproof.manifest import Manifest, Workload
-from speedproof.measure.pinning import judge_elsewhere
-from speedproof.measure.runner import run_invocation
 
 # Iterations of the probe: CPython runs about 30 M simple loop iterations a second, Go 1 G.
 PROBE_ITERATIONS = {"python": 1_000_000, "go": 40_000_000}

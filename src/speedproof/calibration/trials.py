@@ -39,18 +39,18 @@ from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.judge.inputs.generated import SEED_LIMIT
 from speedproof.judge.inputs.unseen import show, unseen_inputs
+from speedproof.judge.measure.environment import describe_environment
+from speedproof.judge.measure.pinning import describe as describe_cpus
+from speedproof.judge.measure.pinning import timed_cpus
+from speedproof.judge.measure.resolution import Spread
+from speedproof.judge.measure.runner import Sample
+from speedproof.judge.measure.schedule import SequentialMeasurement, Sinks, schedule_for
+from speedproof.judge.measure.sequential_rule import Progress, say_nothing
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.worktree.apply import apply_patch
 from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.judge.worktree.trees import resolve_rev, worktree
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.measure.environment import describe_environment
-from speedproof.measure.pinning import describe as describe_cpus
-from speedproof.measure.pinning import timed_cpus
-from speedproof.measure.resolution import Spread
-from speedproof.measure.runner import Sample
-from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
-from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.stats import Schedule
 
 TrialKind = Literal["a/a", "null", "win"]

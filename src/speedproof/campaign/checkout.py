@@ -25,11 +25,11 @@ from speedproof.ground.errors import InfrastructureError
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import TargetToolchain, Tree
+from speedproof.judge.measure.runner import run_invocation
 from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.judge.worktree.trees import worktree
 from speedproof.manifest import Workload
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.measure.runner import run_invocation
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,10 @@ from speedproof.campaign.waves import campaign_for
 from speedproof.cli_options import HoldoutDirOption
 from speedproof.console import report_console
 from speedproof.ground.errors import SpeedproofError
+from speedproof.judge.measure.runner import Sample
 from speedproof.judge.view import LiveProgress
 from speedproof.judge.worktree.trees import Terminated
 from speedproof.manifest import MANIFEST_NAME
-from speedproof.measure.runner import Sample
 
 EXIT_DONE = 0
 EXIT_ERROR = 3

@@ -65,10 +65,10 @@ from speedproof.ground.sandbox import Sandbox
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.guard.patch_text import normalise_patch
+from speedproof.judge.measure.runner import Sample
 from speedproof.judge.outcome import Outcome
 from speedproof.judge.worktree.trees import Terminated
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.measure.runner import Sample
 
 FINAL_PATCH = "final.patch"
 ORIGIN = "campaign"

@@ -25,14 +25,14 @@ from speedproof.judge.behaviour.check import Visible, check_behaviour
 from speedproof.judge.build.factory import toolchain_for
 from speedproof.judge.inputs.generated import SEED_LIMIT
 from speedproof.judge.inputs.unseen import unseen_inputs
+from speedproof.judge.measure.pinning import timed_cpus
+from speedproof.judge.measure.runner import Sample
+from speedproof.judge.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.worktree.scratch import scratch_folder
 from speedproof.judge.worktree.trees import worktree
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.measure.pinning import timed_cpus
-from speedproof.measure.runner import Sample
-from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
 
 Progress = Callable[[str, str], None]
 

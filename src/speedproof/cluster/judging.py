@@ -35,10 +35,10 @@ from speedproof.ground.git import repository_root
 from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.inputs.unseen import holdout_source
+from speedproof.judge.measure.environment import describe_environment
 from speedproof.judge.worktree.trees import resolve_rev
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import LoadedManifest, load_manifest
-from speedproof.measure.environment import describe_environment
 
 
 @dataclass(frozen=True)

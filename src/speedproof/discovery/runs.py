@@ -21,8 +21,8 @@ from speedproof.discovery.hot import DiscoveryError
 from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import ProcessResult
 from speedproof.ground.sandbox import Sandbox
+from speedproof.judge.measure.runner import run_invocation
 from speedproof.manifest import Manifest, Workload
-from speedproof.measure.runner import run_invocation
 
 MAX_RUNS = 50
 MAX_SECONDS = 30.0

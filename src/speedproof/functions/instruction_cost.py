@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from speedproof.functions.case import Json
 from speedproof.functions.jobs import HarnessRun, Mode, job_document, run_harness
 from speedproof.functions.sandbox import Limits, SandboxConfig
-from speedproof.measure.cachegrind import MeasurementError as MeasurementError
-from speedproof.measure.cachegrind import cachegrind_wrapper as cachegrind_wrapper
-from speedproof.measure.cachegrind import parse_total_ir as parse_total_ir
+from speedproof.judge.measure.cachegrind import MeasurementError as MeasurementError
+from speedproof.judge.measure.cachegrind import cachegrind_wrapper as cachegrind_wrapper
+from speedproof.judge.measure.cachegrind import parse_total_ir as parse_total_ir
 
 
 @dataclass(frozen=True)

@@ -199,7 +199,7 @@ def run_process(
     """Run `argv` inside `sandbox` and return what the kernel accounted for it.
 
     With `cpus`, the run and everything it starts may use only those CPUs (see
-    `speedproof.measure.pinning`); a set the kernel refuses is an `InfrastructureError`.
+    `speedproof.judge.measure.pinning`); a set the kernel refuses is an `InfrastructureError`.
     `launcher=False` (a run nothing reads the figures of: the variants gate's) starts the
     command straight from the judge, which saves the launcher's start, 10 ms of CPU a run, and
     leaves its peak RSS unreliable.

@@ -41,7 +41,7 @@ class Program:
     # Go test binary by the package as the manifest names it; empty when no workload needs one.
     benches: Mapping[str, Path] = field(default_factory=dict)
     # Built files run by a measured run (a Go binary, its benchmark binaries), copied anew before
-    # each one (`speedproof.measure.placement`): a file kept for a whole judgement keeps the
+    # each one (`speedproof.judge.measure.placement`): a file kept for a whole judgement keeps the
     # memory it was placed in, and that alone moved identical Go binaries by up to 5 %.
     fresh_per_run: tuple[Path, ...] = ()
 

@@ -31,10 +31,8 @@ from speedproof.ground.toolchain import Tree
 from speedproof.init.length import Status, classify, robust_sd
 from speedproof.judge.behaviour.check import BehaviourResult, check_behaviour
 from speedproof.judge.build.factory import toolchain_for
-from speedproof.manifest import Manifest, Workload
-from speedproof.manifest_loading import LoadedManifest, anchor_interpreter, load_manifest
-from speedproof.measure.pinning import timed_cpus
-from speedproof.measure.runner import (
+from speedproof.judge.measure.pinning import timed_cpus
+from speedproof.judge.measure.runner import (
     PairSeries,
     RepetitionCheck,
     Round,
@@ -42,7 +40,9 @@ from speedproof.measure.runner import (
     measure_pairs,
     run_invocation,
 )
-from speedproof.measure.schedule import schedule_for
+from speedproof.judge.measure.schedule import schedule_for
+from speedproof.manifest import Manifest, Workload
+from speedproof.manifest_loading import LoadedManifest, anchor_interpreter, load_manifest
 from speedproof.stats import Schedule
 
 # Timed pairs a workload: at most 5 (10 runs after a warm-up a side), fewer when they would take

@@ -40,8 +40,15 @@ from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.judge.guard.protected import ProtectedPaths
 from speedproof.judge.inputs.generated import SEED_LIMIT
 from speedproof.judge.inputs.unseen import UnseenInputs, unseen_inputs
-from speedproof.judge.instruction_lane import InstructionLane
 from speedproof.judge.isolation import Isolation, Sides, relocated_copy, wrote_reason
+from speedproof.judge.measure.environment import describe_environment
+from speedproof.judge.measure.instruction_lane import InstructionLane
+from speedproof.judge.measure.pinning import describe as describe_cpus
+from speedproof.judge.measure.pinning import timed_cpus
+from speedproof.judge.measure.readings import size_comparison
+from speedproof.judge.measure.runner import Sample
+from speedproof.judge.measure.schedule import SequentialMeasurement, Sinks, schedule_for
+from speedproof.judge.measure.sequential_rule import Progress, say_nothing
 from speedproof.judge.outcome import GateRecord, Outcome, pairs_per_workload
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Comparison, Evidence
@@ -53,13 +60,6 @@ from speedproof.judge.worktree.trees import resolve_rev
 from speedproof.ledger import CandidateWriter, SampleRow
 from speedproof.manifest import Manifest, Workload
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.measure.environment import describe_environment
-from speedproof.measure.pinning import describe as describe_cpus
-from speedproof.measure.pinning import timed_cpus
-from speedproof.measure.readings import size_comparison
-from speedproof.measure.runner import Sample
-from speedproof.measure.schedule import SequentialMeasurement, Sinks, schedule_for
-from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.stats import Schedule
 
 

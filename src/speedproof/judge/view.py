@@ -11,7 +11,6 @@ from rich.table import Table
 
 from speedproof.console import listed, stage_line
 from speedproof.judge.outcome import Outcome
-from speedproof.measure.runner import Sample
 
 _COLOURS = {"accepted": "green", "rejected": "red", "inconclusive": "yellow"}
 

@@ -7,7 +7,7 @@
   and a Wilcoxon signed-rank test that must both agree (ADR 0020, 0026).
 - `sequential`: the alpha-spending schedule that lets the judge measure in rounds and stop
   early without the false positives of repeated fixed-horizon tests (ADR 0020). The loop that
-  applies it is `speedproof.measure.sequential_rule`; nothing here decides a verdict, so this
+  applies it is `speedproof.judge.measure.sequential_rule`; nothing here decides a verdict, so this
   package imports neither `policy` nor anything above it.
 - `power`: the win a schedule's last look resolves at a measured noise per pair, and the pairs
   a given win needs; calibrate's estimate (ADR 0029).

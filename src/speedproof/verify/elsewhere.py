@@ -34,9 +34,9 @@ from speedproof.cluster.jobs import Cluster, Finished, NodeInfo, measuring_on
 from speedproof.cluster.judging import Judged, Shipper, judge_on_node, measuring_nodes
 from speedproof.ground.errors import InfrastructureError, SpeedproofError
 from speedproof.judge.evaluate import JudgeOptions
+from speedproof.judge.measure.sequential_rule import Progress, say_nothing
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.measure.sequential_rule import Progress, say_nothing
 from speedproof.verify.verification import Accepted, Recheck, verify_options
 
 

@@ -26,12 +26,12 @@ from speedproof.ground.git import git_ok
 from speedproof.ground.sandbox import Sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
 from speedproof.judge.guard.patch_text import normalise_patch
+from speedproof.judge.measure.sequential_rule import Progress, say_nothing
 from speedproof.judge.outcome import Outcome
 from speedproof.judge.worktree.apply import apply_patch
 from speedproof.judge.worktree.trees import worktree
 from speedproof.ledger import Ledger
 from speedproof.manifest_loading import LoadedManifest
-from speedproof.measure.sequential_rule import Progress, say_nothing
 
 # Twice the judge's budget: a true win near the floor, which the judge accepted at the front of
 # its reading's spread, needs more pairs to be seen again at its true size than to be seen once

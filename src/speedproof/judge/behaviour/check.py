@@ -40,9 +40,9 @@ from speedproof.ground.sandbox import Sandbox
 from speedproof.judge.behaviour.differences import CANDIDATE_LABELS, Labels, describe_differences
 from speedproof.judge.behaviour.fingerprints import Fingerprint, Mode, Observation, observe
 from speedproof.judge.behaviour.outputs import OutputFile, clear_outputs, read_outputs
+from speedproof.judge.measure.runner import run_invocation
 from speedproof.judge.policy.evidence import TWIN_SUFFIX
 from speedproof.manifest import Behaviour, Workload
-from speedproof.measure.runner import run_invocation
 
 Status = Literal["match", "differs", "nondeterministic", "baseline-failed"]
 

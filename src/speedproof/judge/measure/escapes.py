@@ -14,9 +14,9 @@ summary, or without the count file of its pid, is a process that escaped countin
 file must also agree with the summary in the log, so a count file edited after the fact is seen.
 
 A program that replaced itself by `exec` left no count either, and the program after it truncated
-its log: only the opens of the log say it ran (`speedproof.measure.opens`). Every fork-and-exec
-makes one (the child runs a few thousand instructions of the parent's program before its
-`exec`), so these are not refused on their own: the candidate's must be no more than the
+its log: only the opens of the log say it ran (`speedproof.judge.measure.opens`). Every
+fork-and-exec makes one (the child runs a few thousand instructions of the parent's program before
+its `exec`), so these are not refused on their own: the candidate's must be no more than the
 baseline's on the same workload, program for program (`discarded_beyond`).
 """
 
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from speedproof.measure.cachegrind import MeasurementError, parse_total_ir
+from speedproof.judge.measure.cachegrind import MeasurementError, parse_total_ir
 
 _LOG = re.compile(r"valgrind\.(\d+)\.log")
 _OUT = re.compile(r"cachegrind\.(\d+)\.out")

@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from speedproof.ground.program import Side
+from speedproof.judge.measure.environment import LoadSnapshot
+from speedproof.judge.measure.readings import TIMED_METRICS
+from speedproof.judge.measure.runner import LoadWindow, PairSeries, Sample
 from speedproof.manifest import Workload
-from speedproof.measure.environment import LoadSnapshot
-from speedproof.measure.readings import TIMED_METRICS
-from speedproof.measure.runner import LoadWindow, PairSeries, Sample
 
 SIDES: tuple[Side, ...] = ("baseline", "candidate")
 # A recorded side: metric name -> one value per pair, in pair order.

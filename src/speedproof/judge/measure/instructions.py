@@ -1,11 +1,11 @@
 """The instruction-count lane: Cachegrind's `Ir` of a workload run, for baseline and candidate.
 
-Each side of a workload runs `repeats` times under Cachegrind (`speedproof.measure.cachegrind`),
-in the same bubblewrap sandbox as the timed lane, with address randomisation off and the
-environment below. A count is a deterministic reading: when every run of a side gives the same
-number, one number is the whole truth and the comparison is `exact`. When two runs of the same
-binary differ (Go: 0.16-0.19 % between runs, docs/adr/0021), the side is counted
-`STATISTICAL_RUNS` times and the two sides are compared as samples, by Welch's t at the
+Each side of a workload runs `repeats` times under Cachegrind
+(`speedproof.judge.measure.cachegrind`), in the same bubblewrap sandbox as the timed lane, with
+address randomisation off and the environment below. A count is a deterministic reading: when every
+run of a side gives the same number, one number is the whole truth and the comparison is `exact`.
+When two runs of the same binary differ (Go: 0.16-0.19 % between runs, docs/adr/0021), the side is
+counted `STATISTICAL_RUNS` times and the two sides are compared as samples, by Welch's t at the
 manifest's alpha (`statistical_comparison`, docs/adr/0044); a change must also clear the lane's
 noise floor. Fewer counts than that, or a run without a count, and the reading supports
 nothing. See docs/adr/0021-instruction-lane.md.
@@ -13,7 +13,7 @@ nothing. See docs/adr/0021-instruction-lane.md.
 Every run is also a behaviour check: with `check` given, the program's stdout, stderr, exit
 code and output files under valgrind must match the behaviour gate's reference, and a run that
 does not is an error in the reading, not a count; the differences are kept (`behaviour`), and
-on the candidate they reject it like any behaviour change (`speedproof.measure.refusals`). On
+on the candidate they reject it like any behaviour change (`speedproof.judge.measure.refusals`). On
 the baseline such a run is a fault of the baseline, not the candidate's: the judge stops with an
 infrastructure error (`baseline_fault`). Valgrind's own messages go to a log file a process in
 the run's folder, so the program's stderr stays the program's.
@@ -22,7 +22,7 @@ The count is the sum over every process of the run (`--trace-children=yes`, one 
 process): a target that is a shell script starting its worker is counted whole. A process that
 started and wrote no count (killed by a signal, or still running when the sandbox's PID namespace
 died) makes the run's count a part of the work: the run has no count, and the processes are
-named (`escaped`, `speedproof.measure.escapes`).
+named (`escaped`, `speedproof.judge.measure.escapes`).
 """
 
 from __future__ import annotations
@@ -36,15 +36,15 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import ProcessResult, run_process
 from speedproof.ground.program import Side
 from speedproof.ground.sandbox import Sandbox
-from speedproof.judge.policy.evidence import Comparison, exact_comparison
-from speedproof.measure.cachegrind import (
+from speedproof.judge.measure.cachegrind import (
     MeasurementError,
     cachegrind_prefix,
     locate_cachegrind,
 )
-from speedproof.measure.escapes import discarded, discarded_beyond, escaped, process_counts
-from speedproof.measure.opens import FolderOpens
-from speedproof.measure.runner import RepetitionCheck
+from speedproof.judge.measure.escapes import discarded, discarded_beyond, escaped, process_counts
+from speedproof.judge.measure.opens import FolderOpens
+from speedproof.judge.measure.runner import RepetitionCheck
+from speedproof.judge.policy.evidence import Comparison, exact_comparison
 from speedproof.stats import ALPHA, welch_compare
 
 # Measured slowdown under Cachegrind (--cache-sim=no) against a native run: 18-28x for the

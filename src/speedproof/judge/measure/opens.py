@@ -5,7 +5,7 @@ the process starts (a forked child re-opens it under its own pid), and again aft
 it follows, truncating what the program before wrote. Cachegrind writes a count only when a
 process exits, so the instructions of a program that replaced itself by `exec` are never
 written, and its log is gone. The opens are what is left: a log opened twice is a process that
-ran two programs, one of them uncounted (`speedproof.measure.escapes`).
+ran two programs, one of them uncounted (`speedproof.judge.measure.escapes`).
 
 Opens are watched from outside the sandbox, on the folder's inode. The kernel merges an event
 with the one queued just before it when the two are identical, so `IN_MODIFY` is watched too:
@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 from types import TracebackType
 
-from speedproof.measure.cachegrind import MeasurementError
+from speedproof.judge.measure.cachegrind import MeasurementError
 
 _IN_MODIFY = 0x00000002
 _IN_OPEN = 0x00000020

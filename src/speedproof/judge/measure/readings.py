@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from speedproof.judge.measure.runner import METRICS, Metric, PairSeries
 from speedproof.judge.policy.evidence import Comparison, exact_comparison
 from speedproof.manifest import Manifest
-from speedproof.measure.runner import METRICS, Metric, PairSeries
 from speedproof.stats import holm, paired_compare, welch_compare
 
 TIMED_METRICS: tuple[Metric, ...] = METRICS

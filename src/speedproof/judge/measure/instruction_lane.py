@@ -18,9 +18,7 @@ from speedproof.ground.program import Program
 from speedproof.ground.sandbox import Sandbox
 from speedproof.judge.behaviour.check import BehaviourResult, ReferenceCheck
 from speedproof.judge.early_end import Ended
-from speedproof.judge.policy.evidence import Comparison
-from speedproof.manifest import Manifest, Workload
-from speedproof.measure.instructions import (
+from speedproof.judge.measure.instructions import (
     STATISTICAL_RUNS,
     InstructionReading,
     baseline_fault,
@@ -28,9 +26,11 @@ from speedproof.measure.instructions import (
     instruction_comparison,
     sampled,
 )
-from speedproof.measure.refusals import candidate_refusal
-from speedproof.measure.runner import measurement_fault
-from speedproof.measure.sequential_rule import Progress
+from speedproof.judge.measure.refusals import candidate_refusal
+from speedproof.judge.measure.runner import measurement_fault
+from speedproof.judge.measure.sequential_rule import Progress
+from speedproof.judge.policy.evidence import Comparison
+from speedproof.manifest import Manifest, Workload
 
 # Records one gate: name, passed, seconds, reasons, detail (`Judge._gate` for one candidate).
 GateSink = Callable[[str, bool, float, tuple[str, ...], dict[str, Any]], None]

@@ -47,11 +47,11 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.process import ProcessResult, run_process
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox
+from speedproof.judge.measure.environment import PRESSURE_CPU, LoadSnapshot, load_snapshot
+from speedproof.judge.measure.pinning import judge_elsewhere
+from speedproof.judge.measure.placement import place_afresh
+from speedproof.judge.measure.reported import MetricsError, read_metrics, results_folder
 from speedproof.manifest import Policy, Workload
-from speedproof.measure.environment import PRESSURE_CPU, LoadSnapshot, load_snapshot
-from speedproof.measure.pinning import judge_elsewhere
-from speedproof.measure.placement import place_afresh
-from speedproof.measure.reported import MetricsError, read_metrics, results_folder
 
 # wall, cpu and memory, or the name of a reported metric.
 Metric = str
@@ -441,7 +441,7 @@ class Round:
     # The per-run timeout an earlier round derived from its baseline warm-ups.
     limit_s: float | None = None
     seed: int | None = None
-    # The CPUs every run is pinned to (`speedproof.measure.pinning`); None leaves them free.
+    # The CPUs every run is pinned to (`speedproof.judge.measure.pinning`); None leaves them free.
     cpus: frozenset[int] | None = None
 
 

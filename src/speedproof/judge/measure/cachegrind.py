@@ -1,7 +1,7 @@
 """Cachegrind, shared by its two users: the command prefix, the tool check and the output parser.
 
 Function mode (`speedproof.functions.instruction_cost`) counts a harness run and reads the
-count from a pipe; the instruction lane (`speedproof.measure.instructions`) counts a whole
+count from a pipe; the instruction lane (`speedproof.judge.measure.instructions`) counts a whole
 workload run and reads it from files in a folder bound writable into the sandbox. Both run
 `setarch <machine> -R valgrind --tool=cachegrind --cache-sim=no --branch-sim=no -q`:
 
@@ -14,7 +14,7 @@ workload run and reads it from files in a folder bound writable into the sandbox
   about the host's cache geometry (`--1-- warning: L3 cache found …`) even with the simulation
   off, so a caller that compares the program's stderr must also pass `log_file`. With a log file
   `-q` is left out: the banner and the `I refs` summary go to the file, where they say which
-  processes started and which ended with a count (`speedproof.measure.escapes`).
+  processes started and which ended with a count (`speedproof.judge.measure.escapes`).
 - `--command-line-only=yes`: valgrind reads no `.valgrindrc` and no `VALGRIND_OPTS`, and
   passes that on to every child it follows. Without it a `.valgrindrc` the candidate adds to
   its own folder, the run's working directory, could say `--trace-children-skip=*`: the child

@@ -20,8 +20,8 @@ its count (`InstructionRun.escaped`). Neither is a matter of measurement:
 
 from __future__ import annotations
 
+from speedproof.judge.measure.instructions import InstructionReading, exec_escapes
 from speedproof.judge.policy.evidence import Evidence
-from speedproof.measure.instructions import InstructionReading, exec_escapes
 
 BEHAVIOUR = "behaviour differs under instruction counting: "
 

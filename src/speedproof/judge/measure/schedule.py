@@ -29,16 +29,14 @@ from speedproof.ground.invocation import Invocation
 from speedproof.ground.program import Program, Side
 from speedproof.ground.sandbox import Sandbox
 from speedproof.judge.behaviour.check import Visible, as_built
-from speedproof.judge.policy.evidence import Comparison, Evidence
-from speedproof.manifest import Manifest, Workload
-from speedproof.measure.environment import (
+from speedproof.judge.measure.environment import (
     PRESSURE_CPU,
     contention_note,
     contention_source,
     measurement_contended,
     stall_share,
 )
-from speedproof.measure.runner import (
+from speedproof.judge.measure.runner import (
     PairSeries,
     RepetitionCheck,
     Round,
@@ -48,7 +46,9 @@ from speedproof.measure.runner import (
     measurement_fault,
     private_network,
 )
-from speedproof.measure.sequential_rule import Progress, SequentialRule, say_nothing
+from speedproof.judge.measure.sequential_rule import Progress, SequentialRule, say_nothing
+from speedproof.judge.policy.evidence import Comparison, Evidence
+from speedproof.manifest import Manifest, Workload
 from speedproof.stats import Schedule
 
 # (series index, workload id, sample): called between runs, outside the timed region.
