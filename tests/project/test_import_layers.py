@@ -1,18 +1,24 @@
 """The package stands in layers: no module imports itself back through a circle, the policy
-imports nothing of speedproof but its own modules, and the judge's path reaches no function-mode
-module.
+imports nothing of speedproof but its own modules, the judge's path reaches no function-mode
+module, and the ground reaches no stage of the judge but through the two crossings the layers
+contract names.
 
 The import graph is grimp's (import-linter's library), read from the installed source; imports
 under `if TYPE_CHECKING:` count too, since a circle there is one refactor away from a real one.
-The same two forbidden rules stand in pyproject.toml's [tool.importlinter] for `lint-imports`.
+The same forbidden rules and the layers stand in pyproject.toml's [tool.importlinter] for
+`lint-imports`.
 """
 
 from __future__ import annotations
 
+import copy
+import tomllib
 from pathlib import Path
 
 import grimp
 import pytest
+
+from support.paths import ROOT
 
 POLICY = frozenset(
     {
@@ -24,6 +30,16 @@ POLICY = frozenset(
 )
 JUDGE_PATH = ("judge", "ground")
 FUNCTION_MODE = ("functions", "corpus", "reward")
+# The judge's path, one package a stage, and the modules that run a candidate through them.
+STAGES = ("guard", "worktree", "build", "tests", "inputs", "behaviour", "measure")
+ORCHESTRATION = ("command", "patches", "evaluate", "isolation", "view", "outcome", "early_end")
+# The two imports through which the ground reaches a stage, as the layers contract ignores them:
+# the manifest's schema names the variants' input kinds, and a Python benchmark starts with the
+# test runner's bootstrap.
+CROSSINGS: tuple[tuple[str, str], ...] = (
+    ("speedproof.manifest", "speedproof.judge.inputs.variant_settings"),
+    ("speedproof.bench.command", "speedproof.judge.tests.python_tests"),
+)
 
 
 def _graph(package: str) -> grimp.ImportGraph:
@@ -91,6 +107,24 @@ def _write_package(root: Path, name: str, modules: dict[str, str]) -> None:
         (folder / f"{module}.py").write_text(text)
 
 
+def _upward_chains(
+    graph: grimp.ImportGraph,
+    lower: str,
+    higher: tuple[str, ...],
+    crossings: tuple[tuple[str, str], ...],
+) -> list[str]:
+    """Every shortest chain by which the package `lower` reaches one of `higher`, through any
+    module, once the named `crossings` are taken out of a copy of the graph."""
+    graph = copy.deepcopy(graph)
+    for importer, imported in crossings:
+        graph.remove_import(importer=importer, imported=imported)
+    return sorted(
+        " -> ".join(chain)
+        for target in higher
+        for chain in graph.find_shortest_chains(importer=lower, imported=target, as_packages=True)
+    )
+
+
 @pytest.fixture(scope="module")
 def speedproof_graph() -> grimp.ImportGraph:
     return _graph("speedproof")
@@ -151,3 +185,50 @@ def test_the_judges_path_reaches_no_function_mode_module(
     ]
 
     assert not chains, "the judge's path imports function mode:\n" + "\n".join(sorted(chains))
+
+
+def test_a_ground_that_reaches_a_stage_through_another_module_is_named_by_its_chain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_package(tmp_path, "layered_sample", {"stage": "", "schema": "", "ground": ""})
+    (tmp_path / "layered_sample" / "schema.py").write_text("import layered_sample.stage\n")
+    (tmp_path / "layered_sample" / "ground.py").write_text("import layered_sample.schema\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    graph = _graph("layered_sample")
+
+    assert _upward_chains(graph, "layered_sample.ground", ("layered_sample.stage",), ()) == [
+        "layered_sample.ground -> layered_sample.schema -> layered_sample.stage"
+    ]
+    crossing = (("layered_sample.schema", "layered_sample.stage"),)
+    assert _upward_chains(graph, "layered_sample.ground", ("layered_sample.stage",), crossing) == []
+
+
+def test_the_ground_reaches_no_stage_of_the_judge_but_through_the_two_named_crossings(
+    speedproof_graph: grimp.ImportGraph,
+) -> None:
+    higher = tuple(f"speedproof.judge.{name}" for name in (*STAGES, *ORCHESTRATION))
+
+    chains = _upward_chains(speedproof_graph, "speedproof.ground", higher, CROSSINGS)
+
+    assert not chains, "the ground imports the judge:\n" + "\n".join(chains)
+
+
+def test_no_stage_of_the_judge_imports_its_orchestration(
+    speedproof_graph: grimp.ImportGraph,
+) -> None:
+    # early_end is the exception the stages raise (`Ended`), so it stands among them.
+    above = tuple(f"speedproof.judge.{name}" for name in ORCHESTRATION if name != "early_end")
+    chains = [
+        chain
+        for stage in STAGES
+        for chain in _upward_chains(speedproof_graph, f"speedproof.judge.{stage}", above, ())
+    ]
+
+    assert not chains, "a stage imports the orchestration:\n" + "\n".join(chains)
+
+
+def test_every_crossing_this_test_allows_is_one_the_layers_contract_ignores() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = next(c for c in contracts["contracts"] if c["id"] == "layers")
+
+    assert sorted(layers["ignore_imports"]) == sorted(f"{a} -> {b}" for a, b in CROSSINGS)
