@@ -4,7 +4,7 @@ Two commands: the built logstat example on its shortest representative workload,
 (nearly nothing to run, so what is left is the cost of starting and timing a process). Each is
 run by:
 
-- `run_process` without a sandbox: the launcher (`python -I -S`, see measure/process.py) forks
+- `run_process` without a sandbox: the launcher (`python -I -S`, see ground/process.py) forks
   the command and times it from fork to wait4; `wall` is the figure the ledger records;
 - `run_process` in bubblewrap, as every judged run is measured;
 - `hyperfine -N` (no shell) on the bare command, and on the same bubblewrap command line

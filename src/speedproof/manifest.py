@@ -108,8 +108,8 @@ class Tests(_Strict):
     # A baseline pass that fails on the candidate is re-run this many times before it counts.
     flaky_retries: int = Field(default=2, ge=0, le=10)
     # A baseline whose tests fail to collect, or fail by more than a fifth of those collected
-    # (gates/tests.py BASELINE_FAILING_SHARE), is refused: a candidate's breaks among its failures
-    # would never be seen. True judges anyway, with a warning in the test gate's detail.
+    # (judge/tests/gate.py BASELINE_FAILING_SHARE), is refused: a candidate's breaks among its
+    # failures would never be seen. True judges anyway, with a warning in the test gate's detail.
     allow_failing_baseline: bool = False
 
     @field_validator("args")

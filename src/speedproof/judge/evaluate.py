@@ -114,7 +114,7 @@ class Judge:
         self.repo = repository_root(options.repo or loaded.root)
         self.base_rev = resolve_rev(self.repo, options.base)
         self.protected = ProtectedPaths.for_manifest(loaded, self.repo)
-        # Folders a killed judge left in /tmp (workspace/scratch.py); a live judge's are kept.
+        # Folders a killed judge left in /tmp (judge/worktree/scratch.py); a live judge's are kept.
         sweep_scratch()
         self.target_rel = loaded.root.resolve().relative_to(self.repo)
         self.schedule = options.schedule(self.manifest)

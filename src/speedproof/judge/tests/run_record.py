@@ -36,7 +36,7 @@ RANK: dict[Outcome, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 # leaves no complete record, whatever was written.
 COMPLETE = (0, 1, 5)
 _NAMES_SHOWN = 20
-# How a changed harness is named, so the gate tells it from other tampering (gates/tests.py).
+# How a changed harness is named, so the gate tells it from other tampering (judge/tests/gate.py).
 MACHINERY = "test machinery altered"
 
 

@@ -1,11 +1,11 @@
 """speedproof's own record of a pytest run, written as pytest reports each result.
 
 It runs inside the target's interpreter, so it imports only the standard library and pytest.
-speedproof's bootstrap (`toolchains/python_tests.py`) imports it and calls `main`, which registers
+speedproof's bootstrap (`judge/tests/python_tests.py`) imports it and calls `main`, which registers
 a `Recorder` before pytest reads any conftest (`pytest.main(..., plugins=[...])`); the judge then
 compares its record with pytest's JUnit report and the process's exit status (docs/adr/0033).
 One JSON object a line, each appended (one `write` unless a signal splits it) to the pipe the
-judge reads as it is written (`toolchains/record_channel.py`), so what was recorded before a
+judge reads as it is written (`judge/tests/record_channel.py`), so what was recorded before a
 process vanished is still there, and nothing written can be taken back:
 
     {"event": "collected", "count": 4}

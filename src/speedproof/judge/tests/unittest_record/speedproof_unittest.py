@@ -1,16 +1,16 @@
 """speedproof's own unittest runner: `python -m unittest`, with each outcome recorded as it ends.
 
 It runs inside the target's interpreter (any Python since 3.7), so it imports only the standard
-library. speedproof's bootstrap (`toolchains/python_tests.py`) imports it before any folder of the
+library. speedproof's bootstrap (`judge/tests/python_tests.py`) imports it before any folder of the
 tree is on sys.path and calls `main(spec)`, which
 
-* opens the record (the pipe the judge reads, `toolchains/record_channel.py`) and notes every
+* opens the record (the pipe the judge reads, `judge/tests/record_channel.py`) and notes every
   function and class of unittest's machinery and of this module, before any code under test is
   imported;
 * reads the manifest's arguments exactly as `python -m unittest` does (`unittest.TestProgram`),
   which discovers or loads the tests;
 * runs them with `RecordingRunner`, whose result appends one JSON line per outcome as each test
-  ends (the format of `toolchains/run_record.py`), before unittest's own bookkeeping sees it;
+  ends (the format of `judge/tests/run_record.py`), before unittest's own bookkeeping sees it;
 * and records the exit status it is about to return, with the functions and classes that are no
   longer the ones it noted: code under test that patched unittest (or this runner) to turn
   failures into passes is named.
