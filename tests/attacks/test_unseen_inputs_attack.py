@@ -128,8 +128,8 @@ def test_without_the_carry_over_rule_the_go_stored_answer_attack_is_accepted(
 
 
 # 50-60 s: a whole Go judgement with an accept in view; make test keeps the rule's mechanics
-# (tests/policy/test_policy_carry_over.py, tests/inputs/test_twin_pairs.py), make test-slow the
-# attacks.
+# (tests/judge/policy/test_policy_carry_over.py, tests/judge/inputs/test_twin_pairs.py), make
+# test-slow the attacks.
 @pytest.mark.slow
 def test_the_go_stored_answer_attack_is_not_accepted_and_the_reason_names_the_cheat(
     tmp_path: Path,

@@ -47,10 +47,10 @@ SLOW_CASES = {
     "textstat/speedup-lines-containing-one-pass",
     # 40-100 s (an accept measures every workload, the twin and both instruction counts);
     # logstat's regexp speedup runs in `make test`, and a Python accept is judged there too
-    # (tests/inputs/test_twin_pairs.py, tests/judge/test_unittest_judged.py) in a few seconds.
+    # (tests/judge/inputs/test_twin_pairs.py, tests/judge/test_unittest_judged.py) in a few seconds.
     "logstat/speedup-slow-report-builder",
     "textstat/speedup-stopword-set",
-    # 12-15 s each; a slowdown is rejected fast in tests/measure/test_schedule.py and
+    # 12-15 s each; a slowdown is rejected fast in tests/judge/measure/test_schedule.py and
     # tests/bench/test_bench_python_judged.py, and logstat's utc-hours behaviour patch stays here.
     "logstat/slowdown-regexp-query-strip",
     "textstat/behaviour-longest-line-max",

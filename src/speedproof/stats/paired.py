@@ -5,7 +5,7 @@ second apart, so whatever the machine is doing at that moment (a warm page cache
 CPU, a neighbour's build) multiplies both. The ratio candidate / baseline of one pair cancels that
 factor; the unpaired tests of `speedproof.stats.unpaired` count it as noise. On a series whose
 speed drifts by ±15 % while each run has 0.5 % noise of its own, a real 2 % slowdown gives a
-paired t of 15 and a Welch t of 0.6 (tests/policy/test_stats_paired.py builds that case). Over
+paired t of 15 and a Welch t of 0.6 (tests/stats/test_stats_paired.py builds that case). Over
 simulated streams with a shared drift, 5 % wins are accepted 99 % of the time from pairs and 88 %
 from the unpaired rule (ADR 0020).
 

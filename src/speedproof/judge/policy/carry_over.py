@@ -1,6 +1,6 @@
 """The carry-over rule: an accepted win must reappear on every reading with unseen input.
 
-Pure like `decide.py` (the same import allow-list, tests/policy/test_policy.py). The win an accept
+Pure like `decide.py` (the same import allow-list, tests/judge/policy/test_policy.py). The win an accept
 rests on is held against every primary-metric reading of the holdout tier: holdouts (generated ones
 included) and the twin of that workload; any other twin is held against its own original's win
 when that original improved by at least the floor. A holdout must show `carry_over_fraction` of

@@ -2,7 +2,7 @@
 
 Pure on purpose: it imports only `speedproof.judge.policy.evidence` and the standard library's
 pure parts, so a verdict depends on the evidence and the manifest's rules alone and can be
-replayed from a record (tests/policy/test_policy.py parses this file and enforces the
+replayed from a record (tests/judge/policy/test_policy.py parses this file and enforces the
 allow-list).
 
 `decide` looks at the evidence in a fixed order and the first step that fails names the verdict:

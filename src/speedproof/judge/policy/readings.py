@@ -1,7 +1,8 @@
 """The readings the policy's steps share: which readings carry a figure, and their interval ends.
 
 Pure like `decide.py`: it imports only `speedproof.judge.policy.evidence` and the standard
-library's pure parts (tests/policy/test_policy.py enforces the allow-list for every policy module).
+library's pure parts (tests/judge/policy/test_policy.py enforces the allow-list for every policy
+module).
 """
 
 from __future__ import annotations

@@ -440,7 +440,7 @@ def test_a_win_below_twice_the_floor_must_hold_at_two_looks_in_a_row() -> None:
     confirmed = decide(replace(near, earlier_accepts=1), RULES)
     assert confirmed.verdict == "accepted" and confirmed.rests_on == "parse"
     # The last look of a five-look schedule; a schedule of one look accepts it (see
-    # tests/policy/test_policy_one_look.py).
+    # tests/judge/policy/test_policy_one_look.py).
     last = decide(replace(near, look=5, final=True), RULES)
     assert last.verdict == "inconclusive"
     assert "no later look is left to confirm it" in last.reasons[0]

@@ -1,6 +1,7 @@
 """The sequential schedule's error spending, on synthetic streams whose answers are known.
 
-The stopping rule itself is `SequentialRule`, tested in tests/measure/test_sequential_rule.py."""
+The stopping rule itself is `SequentialRule`, tested in
+tests/judge/measure/test_sequential_rule.py."""
 
 from __future__ import annotations
 
