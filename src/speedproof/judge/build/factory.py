@@ -1,7 +1,7 @@
 """The toolchain of a target: the builder for its language joined to the runner for its tests.
 
 It stands above every language module and the benchmark build, which import only the shared types
-of `toolchains.base`; nothing below imports this module.
+of `speedproof.ground.toolchain`; nothing below imports this module.
 """
 
 from __future__ import annotations
