@@ -34,7 +34,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 # Extras that are not runtime features, or that `all` leaves to the installer (torch's build).
 NOT_IN_ALL = {"dev", "train", "all"}
 # Files run by the target's own interpreter (the pytest plugin), never by speedproof's.
-RUN_BY_THE_TARGET = SOURCE / "toolchains" / "pytest_record"
+RUN_BY_THE_TARGET = SOURCE / "judge" / "tests" / "pytest_record"
 # The modules that wrap an extra's library; each is imported only once `require` has passed.
 WRAPPERS = {
     "speedproof.agents.providers.anthropic_messages": "anthropic",
