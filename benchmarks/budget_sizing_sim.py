@@ -18,10 +18,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from speedproof.measure.replay import RecordedPairs, RecordedWorkload
-from speedproof.measure.schedule import schedule_for
-from speedproof.measure.sequential_rule import SequentialRule
-from speedproof.policy import decide
+from speedproof.judge.measure.replay import RecordedPairs, RecordedWorkload
+from speedproof.judge.measure.schedule import schedule_for
+from speedproof.judge.measure.sequential_rule import SequentialRule
+from speedproof.judge.policy.decide import decide
 from support.sequential import manifest, per_workload_budget
 
 

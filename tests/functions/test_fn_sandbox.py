@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-from speedproof.ground.errors import SandboxUnavailable
 from speedproof.functions.instruction_cost import cachegrind_wrapper, parse_total_ir
 from speedproof.functions.jobs import job_document, run_harness
 from speedproof.functions.sandbox import Limits, SandboxConfig, run_script

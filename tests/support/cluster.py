@@ -21,10 +21,10 @@ from speedproof.corpus.generate import GenerationConfig, TrustedPair, build_pair
 from speedproof.corpus.literals import DEFAULT_CORPUS
 from speedproof.corpus.prompts import canonical_patch
 from speedproof.corpus.splits import load_split
-from speedproof.errors import InfrastructureError
 from speedproof.functions.case import Case
 from speedproof.functions.verifier import VerifyResult
 from speedproof.functions.verify_job import VerifyJob, verify_job
+from speedproof.ground.errors import InfrastructureError
 from support.corpus import padded, wrong_constant
 
 INVALID = (

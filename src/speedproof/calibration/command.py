@@ -15,6 +15,7 @@ from speedproof.calibration.trials import CalibrateOptions, Calibration, Calibra
 from speedproof.cli_errors import fail_on
 from speedproof.console import report_console, stage_line
 from speedproof.ground.errors import SpeedproofError
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.patches import LEDGER_FOLDER, read_patch
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME

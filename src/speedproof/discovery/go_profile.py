@@ -40,11 +40,8 @@ from speedproof.ground.sandbox import Sandbox
 from speedproof.ground.toolchain import Context, TargetToolchain, Tree
 from speedproof.judge.build.go import GoBuilder, GoTool
 from speedproof.manifest import Manifest, Workload
-from speedproof.ground.sandbox import Sandbox
 from speedproof.source.function import SourceFunction
 from speedproof.source.go import functions, package_name, parse
-from speedproof.ground.toolchain import Context, TargetToolchain, Tree
-from speedproof.judge.build.go import GoBuilder, GoTool
 
 Stack = tuple[Frame, ...]
 

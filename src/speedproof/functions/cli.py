@@ -19,6 +19,7 @@ from speedproof.cluster.spec import DEFAULT_WORKERS
 from speedproof.console import report_console
 from speedproof.functions.case import Case, Json, load_case
 from speedproof.functions.verifier import VerifyResult, verify_candidate, verify_patch
+from speedproof.ground.errors import PatchError, SpeedproofError
 
 if TYPE_CHECKING:
     from speedproof.functions.batch import Settings as BatchSettings

@@ -31,9 +31,9 @@ from pathlib import Path
 
 from speedproof.init.model import Project, WorkloadDraft
 from speedproof.init.workload import workload_id
-from speedproof.inputs.mutate.kinds import SNIFF_BYTES, Kind, detect_kind
-from speedproof.inputs.mutate.make import mutated_twin
-from speedproof.inputs.program_words import program_words
+from speedproof.judge.inputs.mutate.kinds import SNIFF_BYTES, Kind, detect_kind
+from speedproof.judge.inputs.mutate.make import mutated_twin
+from speedproof.judge.inputs.program_words import program_words
 from speedproof.manifest import HOLDOUT_TOKEN
 
 # A sibling file is representative when its size is within 4x of the input's either way: its run

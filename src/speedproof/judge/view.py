@@ -10,6 +10,7 @@ from rich.status import Status
 from rich.table import Table
 
 from speedproof.console import listed, stage_line
+from speedproof.judge.measure.runner import Sample
 from speedproof.judge.outcome import Outcome
 
 _COLOURS = {"accepted": "green", "rejected": "red", "inconclusive": "yellow"}

@@ -21,6 +21,7 @@ from speedproof.cluster.preflight import judge_needs
 from speedproof.cluster.spec import open_cluster
 from speedproof.console import report_console, stage_line
 from speedproof.ground.errors import SpeedproofError
+from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.patches import LEDGER_FOLDER
 from speedproof.ledger import Ledger
 from speedproof.manifest import MANIFEST_NAME

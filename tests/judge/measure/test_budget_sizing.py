@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from speedproof.manifest import Manifest
-from speedproof.measure.budget_sizing import CAP, FLOOR, PER_WORKLOAD, TOTAL, size_budget
+from speedproof.judge.measure.budget_sizing import CAP, FLOOR, PER_WORKLOAD, TOTAL, size_budget
 from speedproof.judge.measure.replay import RecordedPairs, RecordedWorkload
 from speedproof.judge.measure.schedule import schedule_for
 from speedproof.judge.measure.sequential_rule import SequentialRule
 from speedproof.judge.policy.decide import decide
+from speedproof.manifest import Manifest
 from speedproof.stats import Schedule
 from support.sequential import manifest
 

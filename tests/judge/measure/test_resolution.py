@@ -69,7 +69,7 @@ def test_no_note_before_the_last_look_for_a_change_under_the_floor_or_for_a_verd
 def _with_count(evidence: Evidence, baseline: float, candidate: float) -> Evidence:
     from dataclasses import replace
 
-    from speedproof.evidence import exact_comparison
+    from speedproof.judge.policy.evidence import exact_comparison
 
     count = exact_comparison(
         workload="shop",

@@ -34,13 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from speedproof.judge.measure.readings import lane_comparisons
-from speedproof.judge.measure.resolution import beyond_budget, unresolved_win_notes
-from speedproof.judge.measure.runner import PairSeries
-from speedproof.judge.policy.decide import carry_over_settled_on, decide, keep_measuring, streaks
-from speedproof.judge.policy.evidence import TWIN_SUFFIX, Comparison, Evidence
-from speedproof.manifest import Manifest, Workload
-from speedproof.measure.budget_sizing import (
+from speedproof.judge.measure.budget_sizing import (
     CAP,
     FLOOR,
     PER_WORKLOAD,
@@ -51,6 +45,9 @@ from speedproof.measure.budget_sizing import (
 from speedproof.judge.measure.readings import lane_comparisons
 from speedproof.judge.measure.resolution import beyond_budget, unresolved_win_notes
 from speedproof.judge.measure.runner import PairSeries
+from speedproof.judge.policy.decide import carry_over_settled_on, decide, keep_measuring, streaks
+from speedproof.judge.policy.evidence import TWIN_SUFFIX, Comparison, Evidence
+from speedproof.manifest import Manifest, Workload
 from speedproof.stats import Schedule
 
 Progress = Callable[[str, str], None]

@@ -1,12 +1,12 @@
 """The carry-over rule: an accepted win must reappear on every reading with unseen input.
 
-Pure like `decide.py` (the same import allow-list, tests/judge/policy/test_policy.py). The win an accept
-rests on is held against every primary-metric reading of the holdout tier: holdouts (generated ones
-included) and the twin of that workload; any other twin is held against its own original's win
-when that original improved by at least the floor. A holdout must show `carry_over_fraction` of
-the win it is held against, a twin `twin_carry_over_fraction` (docs/adr/0030, 0059, 0076): a twin
-is the same shape with new content, where real wins kept 79-107 %, while a holdout is another
-input, where a real win may be smaller.
+Pure like `decide.py` (the same import allow-list, tests/judge/policy/test_policy.py). The win an
+accept rests on is held against every primary-metric reading of the holdout tier: holdouts
+(generated ones included) and the twin of that workload; any other twin is held against its own
+original's win when that original improved by at least the floor. A holdout must show
+`carry_over_fraction` of the win it is held against, a twin `twin_carry_over_fraction`
+(docs/adr/0030, 0059, 0076): a twin is the same shape with new content, where real wins kept
+79-107 %, while a holdout is another input, where a real win may be smaller.
 
 A twin of a workload with `twin = "copy"` (the same bytes under a fresh name) or `"lines"` (19
 lines in 20) is still answered by a table keyed by content, so it is *seen input*
