@@ -28,6 +28,7 @@ from speedproof.agents.heuristic import (
     go_sort,
     go_sort_keys,
     go_writer,
+    go_writer_var,
     py_hoist,
     py_inline,
     py_membership,
@@ -176,6 +177,14 @@ GO_RULES: tuple[Rule[GoUnit], ...] = (
         go_writer.propose,
         "writes in a loop to an io.Writer parameter that a caller in the file gives os.Stdout",
         go_writer.explain,
+    ),
+    Rule(
+        go_writer_var.RULE,
+        "unbuffered_io",
+        go_writer_var.find,
+        go_writer_var.propose,
+        "writes in a loop to a package variable `var w io.Writer = os.Stdout`, reached from main",
+        go_writer_var.explain,
     ),
     Rule(
         go_sort.RULE,
