@@ -43,10 +43,16 @@ def proposal(text: str, name: str, rule: str) -> Proposal | None:
     return found[0] if found else None
 
 
-def go_run(folder: Path, text: str) -> subprocess.CompletedProcess[str]:
+def go_run(
+    folder: Path, text: str, others: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`go run .` on main.go `text`, with `others` (path -> text) beside it in module `prog`."""
     folder.mkdir(parents=True)
     (folder / "go.mod").write_text(GO_MOD)
     (folder / "main.go").write_text(text)
+    for path, other in (others or {}).items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(other)
     env = {**os.environ, "GOFLAGS": "-buildvcs=false", "GOTOOLCHAIN": "local"}
     return subprocess.run(
         [str(find_go()), "run", "."],

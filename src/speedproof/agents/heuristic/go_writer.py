@@ -24,6 +24,14 @@ seen (`go_quiet` holds the shared checks):
 * the call is not a statement of its own (an `if err := f(os.Stdout); ...` would run its
   branch before the flush), or its caller starts goroutines, which may write meanwhile.
 
+The writer a call site passes may be os.Stdout, a call with no arguments of another package's
+function named `New...Stdout` (`colorable.NewColorableStdout()`, os.Stdout itself on Unix), or
+a local declared once from either and never assigned again; the buffer wraps that same value.
+A caller that passes on its own io.Writer parameter, and passes these checks with it, is
+followed to its own callers, as many levels as the file has, and buffered there. A call through
+a function value (`a := gron; a(r, w, opts)`), a writer from a struct field or a package
+variable of another shape is not followed: what it holds is not known from the call.
+
 A method is followed only through a receiver the caller declares with the method's type
 (`t := &T{...}`, `var t T`), since another type may have a method of the same name. A run that
 panics inside the call loses the buffered tail; such a run has already failed (exit status 2
@@ -192,27 +200,91 @@ def _name(unit: GoUnit, function: Node) -> str:
 # -- the call sites ------------------------------------------------------------------------
 
 
-def _sites(unit: GoUnit, position: int) -> tuple[list[_Site], list[str]]:
-    """Calls of the hot function that pass os.Stdout as its writer and can be buffered, and why
-    each of the others cannot."""
-    stdout = f"{unit.package_name('os') or 'os'}.Stdout"
+def _sites(
+    unit: GoUnit, callee: Node, position: int, seen: frozenset[int] = frozenset()
+) -> tuple[list[_Site], list[str]]:
+    """Calls of `callee` (the hot function, then each caller that hands its own writer on) that
+    pass the process's stdout as its writer and can be buffered, and why each of the others
+    cannot. A caller that passes its own io.Writer parameter, and only writes to it or hands it
+    on, is followed up to its own callers."""
     sites: list[_Site] = []
     problems: list[str] = []
     for caller in unit.tree.root_node.children:
-        if caller.type not in FUNCTIONS or caller == unit.function:
+        if caller.type not in FUNCTIONS or caller == callee:
             continue
         for call in (n for n in unit.walk(caller) if n.type == "call_expression"):
             arguments = _arguments(call)
-            if not _calls_hot(unit, call, caller) or len(arguments) <= position:
+            if not _calls(unit, call, caller, callee) or len(arguments) <= position:
                 continue
-            if unit.text(arguments[position]) != stdout:
+            argument = arguments[position]
+            if not _is_stdout(unit, argument, caller):
+                found, why = _handed_on(unit, caller, argument, seen | {callee.start_byte})
+                sites.extend(found)
+                problems.extend(why)
                 continue
             problem = _site_problem(unit, call, caller)
             if problem is None:
-                sites.append(_Site(_statement(call), arguments[position]))
+                sites.append(_Site(_statement(call), argument))
             else:
                 problems.append(problem)
     return sites, problems
+
+
+def _handed_on(
+    unit: GoUnit, caller: Node, argument: Node, seen: frozenset[int]
+) -> tuple[list[_Site], list[str]]:
+    """The sites above `caller` when `argument` is its own io.Writer parameter, which it only
+    writes to or hands on; else nothing."""
+    parameter = _writer_parameter(unit, caller)
+    name = caller.child_by_field_name("name")
+    if parameter is None or unit.text(argument) != parameter[1] or name is None:
+        return [], []
+    if caller.type != "function_declaration" or caller.start_byte in seen:
+        return [], []
+    problem = _writes(unit, caller, parameter[1], {unit.text(name)}).problem
+    if problem is not None:
+        return [], [f"{unit.text(name)}, which hands its writer on: {problem}"]
+    return _sites(unit, caller, parameter[0], seen)
+
+
+def _is_stdout(unit: GoUnit, argument: Node, caller: Node) -> bool:
+    """`argument` is the process's stdout: `os.Stdout`, a call with no arguments of another
+    package's function named for it (`colorable.NewColorableStdout()`, which returns os.Stdout
+    itself on a terminal-less Unix and a writer around it elsewhere), or a local of the caller
+    declared once from one of those and never assigned again."""
+    if _stdout_value(unit, argument):
+        return True
+    if argument.type != "identifier":
+        return False
+    name = unit.text(argument)
+    declared = [d for d in _declarations(unit, caller) if d[0] == name]
+    assigned = [u for u in unit.uses(name, caller) if _assigned(u)]
+    value = declared[0][2] if len(declared) == 1 else None
+    return value is not None and not assigned and _stdout_value(unit, value)
+
+
+def _stdout_value(unit: GoUnit, node: Node) -> bool:
+    if unit.text(node) == f"{unit.package_name('os') or 'os'}.Stdout":
+        return True
+    parts = call_of(unit, node)
+    packages = set(unit.imports().values())
+    return (
+        parts is not None
+        and not parts[2]
+        and parts[0] in packages
+        and parts[1].startswith("New")
+        and parts[1].endswith("Stdout")
+    )
+
+
+def _assigned(use: Node) -> bool:
+    parent = use.parent
+    holder = parent.parent if parent is not None else None
+    return (
+        holder is not None
+        and holder.type == "assignment_statement"
+        and holder.child_by_field_name("left") == parent
+    )
 
 
 def _arguments(call: Node) -> list[Node]:
@@ -220,12 +292,13 @@ def _arguments(call: Node) -> list[Node]:
     return [c for c in arguments.named_children if c.type != "comment"] if arguments else []
 
 
-def _calls_hot(unit: GoUnit, call: Node, caller: Node) -> bool:
+def _calls(unit: GoUnit, call: Node, caller: Node, callee: Node) -> bool:
     function = call.child_by_field_name("function")
-    name = unit.subject.bare_name
+    name_node = callee.child_by_field_name("name")
+    name = unit.text(name_node) if name_node is not None else ""
     if function is None:
         return False
-    if unit.function.type == "function_declaration":
+    if callee.type == "function_declaration":
         return function.type == "identifier" and unit.text(function) == name
     field = function.child_by_field_name("field")
     operand = function.child_by_field_name("operand")
@@ -316,13 +389,13 @@ def _plan(unit: GoUnit) -> _Plan | str:
         return f"{unit.subject.bare_name} writes to {writer} only outside loops"
     if not unit.whole_file:
         return "the callers are not shown without the whole file"
-    sites, problems = _sites(unit, position)
+    sites, problems = _sites(unit, unit.function, position)
     if not sites and problems:
         return problems[0]
     if not sites:
         return (
             f"no call in {unit.subject.file} passes os.Stdout as {writer} (a caller in another "
-            "file, or another writer, is not followed)"
+            "file, a call through a function value, or another writer, is not followed)"
         )
     return _Plan(writer, tuple(sites))
 
@@ -368,7 +441,6 @@ def propose(unit: GoUnit) -> Proposal | None:
     if isinstance(plan, str) or finding is None:
         return None
     bufio = unit.package_name("bufio") or "bufio"
-    stdout = f"{unit.package_name('os') or 'os'}.Stdout"
     edits: list[Edit] = []
     taken: set[str] = set()
     for site in plan.sites:
@@ -376,6 +448,7 @@ def propose(unit: GoUnit) -> Proposal | None:
         taken.add(name)
         indent = unit.indent(site.statement)
         start = unit.line_start(site.statement.start_byte)
+        stdout = unit.text(site.argument)
         opening = f"{indent}{name} := {bufio}.NewWriter({stdout})\n"
         edits.append(Edit(start, start, opening))
         edits.append(Edit(site.argument.start_byte, site.argument.end_byte, name))
