@@ -7,7 +7,9 @@ place it becomes `if not (word in STOPWORDS):`.
 
 The helper must be a module-level function of this file, bound once, undecorated, with plain
 parameters (no defaults, *args, **kwargs or keyword-only ones), whose body (after an optional
-docstring) is `return <expression>`, and the expression must not depend on the frame it runs in:
+docstring) is `return <expression>`, or `if C: return A` followed by `return B` (or by `else:
+return B`), written in place as `(A if C else B)`: C is evaluated, then exactly one of A and B,
+as the statements do. The expression must not depend on the frame it runs in:
 names, attributes, subscripts, literals, operators, comparisons, calls of a few builtins that
 only compute (len, abs, min, max, isinstance, ord, chr, round, int, float, str, bool, tuple)
 and of methods named like str's computing ones (lower, split, ..., taken to be str's). Any
@@ -127,16 +129,66 @@ def _shape(unit: PyUnit, node: cst.FunctionDef) -> _Helper | str:
     parameters = plain_parameters(node)
     if parameters is None:
         return f"{name} has defaults, *args, **kwargs, keyword-only or positional-only parameters"
-    statements = _statements(node)
-    if len(statements) != 1 or not isinstance(statements[0], cst.Return):
-        return f"{name} is not one return statement"
-    value = statements[0].value
+    value = _returned(node)
     if value is None:
-        return f"{name} returns nothing"
+        return f"{name} is not one return statement, nor `if C: return A` then `return B`"
     problem = _effects(unit, value)
     if problem is not None:
         return f"{name}: {problem}"
     return _Helper(node, parameters, value)
+
+
+def _returned(node: cst.FunctionDef) -> cst.BaseExpression | None:
+    """The one expression `node` returns: `return E`, or `if C: return A` followed by `return B`
+    (or its `else: return B`) as `A if C else B`, which evaluates C, then exactly one of A and B,
+    as the statements do."""
+    statements = _statements(node)
+    if len(statements) == 1 and isinstance(statements[0], cst.Return):
+        return statements[0].value
+    lines = _lines(node)
+    if not lines or not isinstance(lines[0], cst.If):
+        return None
+    branch = lines[0]
+    taken = _only_return(branch.body)
+    otherwise = branch.orelse
+    if isinstance(otherwise, cst.Else) and len(lines) == 1:
+        other = _only_return(otherwise.body)
+    elif otherwise is None and len(lines) == 2 and isinstance(lines[1], cst.SimpleStatementLine):
+        other = _only_return(lines[1])
+    else:
+        return None
+    if taken is None or other is None:
+        return None
+    return cst.IfExp(test=branch.test, body=taken, orelse=other)
+
+
+def _only_return(block: cst.BaseSuite | cst.SimpleStatementLine) -> cst.BaseExpression | None:
+    """E, when `block` is nothing but `return E`."""
+    if isinstance(block, cst.IndentedBlock):
+        if len(block.body) != 1:
+            return None
+        line: cst.CSTNode = block.body[0]
+    else:
+        line = block
+    small = getattr(line, "body", None)
+    if not isinstance(line, cst.SimpleStatementLine | cst.SimpleStatementSuite) or not small:
+        return None
+    only = line.body[0] if len(line.body) == 1 else None
+    return only.value if isinstance(only, cst.Return) else None
+
+
+def _lines(node: cst.FunctionDef) -> list[cst.BaseStatement]:
+    """The statements of the body, a leading docstring left out."""
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return []
+    lines = list(body.body)
+    first = lines[0] if lines else None
+    if isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1:
+        expr = first.body[0]
+        if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.SimpleString):
+            lines = lines[1:]
+    return lines
 
 
 def _statements(node: cst.FunctionDef) -> list[cst.BaseSmallStatement]:
