@@ -1,0 +1,123 @@
+"""The offline proposer on real projects from outside this repository, as a user would run it.
+
+    PATH=.venv/bin:$PATH .venv/bin/python benchmarks/outside_offline.py [--only NAME] \
+        [--work DIR] [--max-candidates N]
+
+Each target is set up as `benchmarks/outside_targets.py` sets it up (the source in a fresh git
+repository, `speedproof init` for the manifest; Python-Markdown is added here the same way),
+then `speedproof optimize --model
+heuristic` runs on it with every defence on. Prints, per target, each judged candidate's
+function, rule, verdict and change (from the campaign's `report.json`) and the campaign's exit.
+A set-up kept with `--work` is reused: a folder that already holds the repository is not set up
+again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from outside_targets import TARGETS as JUDGED  # type: ignore[import-not-found]
+from outside_targets import commit, run, speedproof
+
+MARKDOWN = "markdown==3.11.3"
+DOC_COPIES = 3
+
+
+def setup_markdown(work: Path) -> Path:
+    """Python-Markdown, the PyPI sdist: `python -m markdown` over its own documentation (every
+    docs/**/*.md, 303 KB) three times over."""
+    download = work / "download"
+    run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+         "-d", str(download), MARKDOWN], work)  # fmt: skip
+    sdist = next(download.glob("markdown-*.tar.gz"))
+    with tarfile.open(sdist) as archive:
+        archive.extractall(work, filter="data")
+    repo = work / sdist.name.removesuffix(".tar.gz")
+    (repo / "bench").mkdir()
+    text = "".join(p.read_text() for p in sorted((repo / "docs").rglob("*.md")))
+    (repo / "bench" / "docs.md").write_text(text * DOC_COPIES)
+    venv = work / "venv"
+    run([sys.executable, "-m", "venv", str(venv)], work)
+    run([str(venv / "bin" / "pip"), "install", "-q", "pytest"], work)
+    run(["git", "init", "-q"], repo)
+    commit(repo, "Python-Markdown 3.11.3")
+    run([speedproof(), "init", ".", "--", "python", "-m", "markdown", "bench/docs.md"], repo)
+    manifest = repo / "speedproof.toml"
+    lines = manifest.read_text().splitlines(keepends=True)
+    python = venv / "bin" / "python"
+    manifest.write_text(
+        "".join(
+            f'interpreter = "{python}"\n' if x.startswith("interpreter =") else x for x in lines
+        )
+    )
+    commit(repo, "speedproof manifest")
+    return repo
+
+
+TARGETS: dict[str, Callable[[Path], Path]] = {**JUDGED, "markdown": setup_markdown}
+
+
+def repository(work: Path, name: str) -> Path:
+    """The target's repository under `work`, set up once."""
+    folder = work / name
+    kept = [p.parent for p in folder.glob("*/speedproof.toml")]
+    if kept:
+        return kept[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    repo: Path = TARGETS[name](folder)
+    return repo
+
+
+def optimize(repo: Path, out: Path, max_candidates: int) -> tuple[int, float]:
+    start = time.perf_counter()
+    command = [speedproof(), "optimize", "--manifest", str(repo / "speedproof.toml"),
+               "--model", "heuristic", "--max-candidates", str(max_candidates),
+               "--out", str(out)]  # fmt: skip
+    done = subprocess.run(command, cwd=repo, text=True, check=False)
+    return done.returncode, time.perf_counter() - start
+
+
+def candidates(out: Path) -> list[dict[str, Any]]:
+    report = out / "report.json"
+    if not report.exists():
+        subprocess.run([speedproof(), "report", str(out)], check=False, capture_output=True)
+    if not report.exists():
+        return []
+    loaded: dict[str, Any] = json.loads(report.read_text())
+    found: list[dict[str, Any]] = loaded.get("candidates", [])
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=sorted(TARGETS))
+    parser.add_argument("--work", type=Path, help="keep the set-up here (default: a temporary one)")
+    parser.add_argument("--max-candidates", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="speedproof-offline-") as scratch:
+        work = args.work or Path(scratch)
+        for name in TARGETS:
+            if args.only not in (None, name):
+                continue
+            repo = repository(work, name)
+            out = work / f"{name}-campaign-{int(time.time())}"
+            status, seconds = optimize(repo, out, args.max_candidates)
+            for candidate in candidates(out):
+                print(json.dumps({"target": name, **{k: candidate.get(k) for k in
+                      ("function", "rule", "verdict", "reasons")}}))  # fmt: skip
+            print(json.dumps({"target": name, "exit": status, "seconds": round(seconds),
+                              "campaign": str(out)}))  # fmt: skip
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
