@@ -47,7 +47,8 @@ def setup_markdown(work: Path) -> Path:
     (repo / "bench" / "docs.md").write_text(text * DOC_COPIES)
     venv = work / "venv"
     run([sys.executable, "-m", "venv", str(venv)], work)
-    run([str(venv / "bin" / "pip"), "install", "-q", "pytest"], work)
+    # Its tests import yaml (its "testing" extra).
+    run([str(venv / "bin" / "pip"), "install", "-q", "pytest", "pyyaml"], work)
     run(["git", "init", "-q"], repo)
     commit(repo, "Python-Markdown 3.11.3")
     run([speedproof(), "init", ".", "--", "python", "-m", "markdown", "bench/docs.md"], repo)
