@@ -177,3 +177,14 @@ def test_a_package_writer_that_could_show_the_buffering_is_declined_with_its_rea
         text += "\nfunc keep(w io.Writer) {}\n"
     assert change[1] in text
     assert words in declined(subject_of(text, "run"), RULE)
+
+
+def test_a_write_method_on_the_package_writer_is_followed_too(tmp_path: Path) -> None:
+    text = GRAPH.replace(
+        "\t\t\tfmt.Fprintln(stdout, e)\n", '\t\t\tstdout.Write([]byte(e + "\\n"))\n'
+    )
+    assert "stdout.Write(" in text
+    found = proposal(text, "run", RULE)
+    assert found is not None
+    assert "`stdout.Write(" in found.finding.evidence
+    go_same_output(tmp_path, text, found)

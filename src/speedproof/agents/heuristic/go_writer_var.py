@@ -252,14 +252,13 @@ def _sites(unit: GoUnit, variable: str, writes: set[int]) -> tuple[list[Node], l
 def _looped_writer(unit: GoUnit) -> tuple[str, Node] | None:
     """(the variable, the write) of the first write in a loop of the hot function to a name
     the function neither declares nor takes as a parameter."""
-    for call in (n for n in unit.walk(unit.function) if n.type == "call_expression"):
-        parts = call_of(unit, call)
-        first = parts[2][0] if parts is not None and parts[2] else None
-        if first is None or first.type != "identifier" or _write_call(unit, first) != call:
+    for use in unit.identifiers(unit.function):
+        call = _write_call(unit, use)
+        if call is None or not unit.in_loop(call):
             continue
-        name = unit.text(first)
+        name = unit.text(use)
         declared = [u for u in unit.uses(name, unit.function) if not _is_read(u)]
-        if unit.in_loop(call) and not declared and name[:1].islower():
+        if not declared and name[:1].islower():
             return name, call
     return None
 
