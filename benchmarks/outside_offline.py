@@ -88,14 +88,23 @@ def optimize(repo: Path, out: Path, max_candidates: int) -> tuple[int, float]:
 
 
 def candidates(out: Path) -> list[dict[str, Any]]:
+    """Each judged candidate of the campaign in `out`: function, rule, verdict, first reason."""
     report = out / "report.json"
     if not report.exists():
         subprocess.run([speedproof(), "report", str(out)], check=False, capture_output=True)
     if not report.exists():
         return []
     loaded: dict[str, Any] = json.loads(report.read_text())
-    found: list[dict[str, Any]] = loaded.get("candidates", [])
-    return found
+    return [
+        {
+            "function": (candidate.get("proposal") or {}).get("function"),
+            "rule": (candidate.get("proposal") or {}).get("rule"),
+            "verdict": candidate.get("verdict"),
+            "reason": (candidate.get("reasons") or [""])[0],
+        }
+        for campaign in loaded.get("campaigns", [])
+        for candidate in campaign.get("candidates", [])
+    ]
 
 
 def main() -> None:
@@ -113,8 +122,7 @@ def main() -> None:
             out = work / f"{name}-campaign-{int(time.time())}"
             status, seconds = optimize(repo, out, args.max_candidates)
             for candidate in candidates(out):
-                print(json.dumps({"target": name, **{k: candidate.get(k) for k in
-                      ("function", "rule", "verdict", "reasons")}}))  # fmt: skip
+                print(json.dumps({"target": name, **candidate}))
             print(json.dumps({"target": name, "exit": status, "seconds": round(seconds),
                               "campaign": str(out)}))  # fmt: skip
             sys.stdout.flush()
