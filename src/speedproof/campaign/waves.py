@@ -14,8 +14,9 @@ and its records (role calls, the candidate event, concerns: `records.Held`). Its
 lands in one transaction when the node's result comes back, with the node's facts
 (`cluster.judging`). A driver stopped mid-wave loses nothing: on resume, a dispatched proposal
 that never landed is judged again from its diff, with no model call. A worker that died mid-job
-has its job run again by the execution layer, and nothing was written before the result came,
-so the ledger holds each candidate once.
+has its job run again by the execution layer; a node lost mid-wave has its jobs judged on a
+live node (`flight`). Nothing was written before the result came, so the ledger holds each
+candidate once.
 
 Several accepts in one wave. All were measured against the same parent, and one becomes the
 next parent: the largest `Attempt.gain`, the earliest candidate on a tie. Each of the others gets
@@ -27,7 +28,6 @@ is linked in its turn.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -36,10 +36,12 @@ from speedproof.campaign import exits
 from speedproof.campaign.candidate_events import Proposal
 from speedproof.campaign.checkout import ParentCheckout
 from speedproof.campaign.exits import Exit
+from speedproof.campaign.flight import Flight
 from speedproof.campaign.loop import ORIGIN, Campaign, Setting, View
 from speedproof.campaign.records import Held
 from speedproof.campaign.state import Attempt, CampaignState
-from speedproof.cluster.jobs import Batch, Cluster, Finished, NodeInfo, measuring_on
+from speedproof.cluster.bundle_cache import Shipments
+from speedproof.cluster.jobs import Batch, Cluster
 from speedproof.cluster.judging import Judged, JudgeJob, Shipper, judge_on_node, measuring_nodes
 from speedproof.ground.errors import InfrastructureError
 from speedproof.judge.evaluate import Judge, JudgeOptions
@@ -80,35 +82,6 @@ class Dispatch:
         }
 
 
-class Flight:
-    """The jobs of one wave, each on its node, and their results as they come back."""
-
-    def __init__(self, batch: Batch[JudgeJob, Judged], nodes: list[NodeInfo]) -> None:
-        self.batch = batch
-        self.nodes = nodes
-        self.sent: dict[int, tuple[Dispatch, NodeInfo]] = {}
-
-    def __len__(self) -> int:
-        return len(self.sent)
-
-    @property
-    def dispatches(self) -> list[Dispatch]:
-        return [dispatch for dispatch, _ in self.sent.values()]
-
-    def send(self, dispatch: Dispatch, job: JudgeJob) -> NodeInfo:
-        # One node each while a wave has no more jobs than nodes; a resumed wave with more
-        # queues them on the nodes' slots.
-        node = self.nodes[len(self.sent) % len(self.nodes)]
-        self.sent[self.batch.submit(job, measuring_on(node))] = (dispatch, node)
-        return node
-
-    def results(self) -> Iterator[tuple[Dispatch, NodeInfo, Finished[Judged]]]:
-        while self.batch.pending:
-            finished = self.batch.next_finished()
-            dispatch, node = self.sent[finished.job]
-            yield dispatch, node, finished
-
-
 class ClusterCampaign(Campaign):
     """The campaign loop with its candidates judged on the nodes of `cluster`."""
 
@@ -121,6 +94,11 @@ class ClusterCampaign(Campaign):
             unsandboxed=setting.sandbox.name == "none",
             holdout_dir=setting.holdout_dir,
         )
+        # Which node has which parent's bundle: each is shipped to a node once.
+        self.shipments = Shipments()
+
+    def _flight(self, batch: Batch[JudgeJob, Judged]) -> Flight[Dispatch]:
+        return Flight(batch, self.cluster, self.nodes, self.shipments, self.view.say)
 
     # ----- one wave against a parent -----------------------------------------------------
 
@@ -137,7 +115,7 @@ class ClusterCampaign(Campaign):
         # A stop while gathering (Ctrl-C, a provider that fails) cancels the jobs in flight:
         # their proposals are dispatched events, judged again on resume.
         with self.cluster.batch(judge_on_node) as batch:
-            flight = Flight(batch, self.nodes)
+            flight = self._flight(batch)
             ended = self._gather(parent, flags, flight)
             self._collect(flight)
         if self._link_best():
@@ -145,7 +123,7 @@ class ClusterCampaign(Campaign):
         return ended if ended is not None else False
 
     def _gather(
-        self, parent: ParentCheckout, flags: AdvisorFlags | None, flight: Flight
+        self, parent: ParentCheckout, flags: AdvisorFlags | None, flight: Flight[Dispatch]
     ) -> Exit | None:
         """Fill the wave: passed-over accepts first, then new proposals, until the wave is
         full or the proposer stops (its Exit is returned)."""
@@ -174,7 +152,7 @@ class ClusterCampaign(Campaign):
         state: CampaignState,
         parent: ParentCheckout,
         flags: AdvisorFlags | None,
-        flight: Flight,
+        flight: Flight[Dispatch],
     ) -> Exit | bool | None:
         """One more proposal into the wave: True to go on, None or an Exit to stop."""
         proposal = self._proposal(state, parent, flags)
@@ -196,7 +174,7 @@ class ClusterCampaign(Campaign):
         number = self.s.ledger.add_event(self.s.campaign, "dispatched", body)
         return _dispatch_of(number, patch, held)
 
-    def _send(self, flight: Flight, parent_rev: str, dispatch: Dispatch) -> None:
+    def _send(self, flight: Flight[Dispatch], parent_rev: str, dispatch: Dispatch) -> None:
         options = JudgeOptions(base=parent_rev, origin=ORIGIN, campaign=self.s.campaign)
         number = self.state().spent.candidates + len(flight) + 1
         dispatch = replace(dispatch, number=number)
@@ -207,7 +185,7 @@ class ClusterCampaign(Campaign):
             f"{_short(node.id)}"
         )
 
-    def _collect(self, flight: Flight) -> None:
+    def _collect(self, flight: Flight[Dispatch]) -> None:
         """Land every result of the wave; a job that failed ends the campaign afterwards,
         its proposal left dispatched for a resume to judge again."""
         failures: list[str] = []
@@ -284,7 +262,7 @@ class ClusterCampaign(Campaign):
         again = [*self._orphans(state), *self._rejudges(state)]
         if again:
             with self.cluster.batch(judge_on_node) as batch:
-                flight = Flight(batch, self.nodes)
+                flight = self._flight(batch)
                 for dispatch in again:
                     self._send(flight, state.head, dispatch)
                 self._collect(flight)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import speedproof
+from speedproof.cluster import bundle_cache
 from speedproof.cluster.errors import ClusterError
 from speedproof.cluster.jobs import LOCAL_NODE, Cluster, NodeInfo, current_node, describe
 from speedproof.cluster.node_probe import find_tool, host_facts, installed_version
@@ -27,6 +28,7 @@ from speedproof.cluster.shipping import (
     bundle_revision,
     job_folder,
     pack_folder,
+    unpack_bundle_file,
     unpack_folder,
     unpack_revision,
 )
@@ -49,13 +51,16 @@ class JudgeJob:
     manifest_text: str
     # The manifest's path relative to the repository's top.
     manifest_path: str
-    bundle: bytes
+    # The base revision's bundle; None when the node already has it cached (`bundle_cache`).
+    bundle: bytes | None
     base_rev: str
     patch: str
     options: JudgeOptions
     unsandboxed: bool = False
     # The holdout folder's files (relative path -> content), when there is one.
     holdout: dict[str, bytes] | None = None
+    # The sha256 of the bundle's bytes: the name it is cached under on the node.
+    bundle_digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ def judge_on_node(job: JudgeJob) -> Judged:
     """The task: judge `job` here, in a folder of its own, removed however the job ends."""
     book = RecordingLedger()
     with job_folder() as folder:
-        repo = unpack_revision(job.bundle, job.base_rev, folder / "repo")
+        repo = _unpacked(job, folder / "repo")
         manifest = repo / job.manifest_path
         manifest.parent.mkdir(parents=True, exist_ok=True)
         manifest.write_text(job.manifest_text, encoding="utf-8")
@@ -138,6 +143,19 @@ def judge_on_node(job: JudgeJob) -> Judged:
         node,
         rests_on=verdict.rests_on,
         figure=figure,
+    )
+
+
+def _unpacked(job: JudgeJob, into: Path) -> Path:
+    """The job's base revision checked out at `into`, from its bytes or the node's cache."""
+    if not job.bundle_digest:
+        if job.bundle is None:
+            raise InfrastructureError("a job came with neither a bundle nor a bundle's digest")
+        return unpack_revision(job.bundle, job.base_rev, into)
+    if job.bundle is not None:
+        bundle_cache.store(job.bundle, job.base_rev, job.bundle_digest)
+    return unpack_bundle_file(
+        bundle_cache.cached(job.base_rev, job.bundle_digest), job.base_rev, into
     )
 
 
@@ -171,16 +189,20 @@ class Shipper:
         source = holdout_source(loaded, holdout_dir)
         self.holdout = pack_folder(source) if source is not None and source.is_dir() else None
         self.unsandboxed = unsandboxed
-        self._bundles: dict[str, bytes] = {}
+        # Each base revision's bundle and its sha256, made once.
+        self._bundles: dict[str, tuple[bytes, str]] = {}
 
     def job(self, patch: str, options: JudgeOptions) -> JudgeJob:
         base = resolve_rev(self.repo, options.base)
         if base not in self._bundles:
-            self._bundles[base] = bundle_revision(self.repo, base)
+            made = bundle_revision(self.repo, base)
+            self._bundles[base] = (made, bundle_cache.digest_of(made))
+        bundle, digest = self._bundles[base]
         return JudgeJob(
             manifest_text=self.loaded.text,
             manifest_path=self.manifest_path,
-            bundle=self._bundles[base],
+            bundle=bundle,
+            bundle_digest=digest,
             base_rev=base,
             patch=patch,
             options=replace(options, base=base, repo=None, cache_dir=None, holdout_dir=None),

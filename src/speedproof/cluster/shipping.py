@@ -50,6 +50,12 @@ def unpack_revision(bundle: bytes, rev: str, into: Path) -> Path:
     into.mkdir(parents=True)
     file = into.parent / f"{into.name}.bundle"
     file.write_bytes(bundle)
+    return unpack_bundle_file(file, rev, into)
+
+
+def unpack_bundle_file(file: Path, rev: str, into: Path) -> Path:
+    """`unpack_revision` from a bundle already on disk (a node's cached copy)."""
+    into.mkdir(parents=True, exist_ok=True)
     git_ok(into, "init", "-q")
     git_ok(into, "fetch", "-q", str(file), BUNDLE_REF)
     git_ok(into, "checkout", "-q", "--detach", rev)
