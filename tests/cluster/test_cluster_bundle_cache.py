@@ -5,17 +5,25 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from speedproof.cluster.bundle_cache import BundleMissing, cached, digest_of, store
-from speedproof.cluster.judging import judge_on_node
+from speedproof.campaign.flight import Flight
+from speedproof.campaign.records import Held
+from speedproof.campaign.waves import Dispatch
+from speedproof.cluster import LocalCluster
+from speedproof.cluster.bundle_cache import BundleMissing, Shipments, cached, digest_of, store
+from speedproof.cluster.jobs import LOCAL_NODE
+from speedproof.cluster.judging import Shipper, judge_on_node
 from speedproof.cluster.shipping import bundle_revision
 from speedproof.errors import InfrastructureError
+from speedproof.judge.evaluate import JudgeOptions
+from speedproof.manifest_loading import load_manifest
 from speedproof.workspace import resolve_rev
 from support.campaign import SPEEDPROOF, rows
-from support.cluster_toy import toy_repo
+from support.cluster_toy import sets_patch, toy_repo
 
 
 def test_a_stored_bundle_is_found_by_its_revision_and_digest(tmp_path: Path) -> None:
@@ -46,12 +54,6 @@ def test_a_damaged_cached_bundle_is_removed_and_named_missing(tmp_path: Path) ->
 def test_a_job_without_the_bytes_on_a_node_without_them_fails_as_bundle_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dataclasses import replace
-
-    from speedproof.cluster.judging import Shipper
-    from speedproof.judge.evaluate import JudgeOptions
-    from speedproof.manifest_loading import load_manifest
-
     monkeypatch.setenv("SPEEDPROOF_BUNDLE_CACHE", str(tmp_path / "empty"))
     repo = toy_repo(tmp_path / "toy")
     job = Shipper(load_manifest(repo / "speedproof.toml"), unsandboxed=False).job(
@@ -92,3 +94,24 @@ def test_a_local_campaign_ships_each_parents_bundle_to_its_node_once(tmp_path: P
     # One node: one shipment per parent, however many candidates were judged against it.
     assert len(shipped) == len(parents), done.stderr
     assert sorted(p.name.split("-")[0] for p in cache.glob("*.bundle")) == sorted(parents)
+
+
+def test_a_node_whose_cached_bundle_is_gone_is_sent_the_bytes_again_and_judges_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPEEDPROOF_BUNDLE_CACHE", str(tmp_path / "wiped"))
+    repo = toy_repo(tmp_path / "toy")
+    shipper = Shipper(load_manifest(repo / "speedproof.toml"), unsandboxed=False)
+    job = shipper.job(sets_patch(repo), JudgeOptions(base="HEAD"))
+    # The driver believes the node has the bundle; the node's folder is empty (wiped, say).
+    shipments = Shipments()
+    shipments.shipped(LOCAL_NODE, job.bundle_digest, 0)
+    said: list[str] = []
+    with LocalCluster(workers=1) as cluster, cluster.batch(judge_on_node) as batch:
+        flight: Flight[Dispatch] = Flight(batch, cluster, cluster.nodes(), shipments, said.append)
+        flight.send(Dispatch(1, job.patch, Held()), job)
+        results = list(flight.results())
+    (outcome,) = results
+    assert outcome[2].ok and outcome[2].value is not None and outcome[2].value.verdict
+    assert [line for line in said if "shipping the bundle" in line] != []
+    assert len(list((tmp_path / "wiped").glob("*.bundle"))) == 1
