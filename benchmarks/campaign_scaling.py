@@ -5,9 +5,10 @@
 Starts a real two-node Ray cluster on 127.0.0.1 (`loopback_cluster`, one CPU a node; this
 machine has 2 cores) and prints:
 
-  * p, proposal time per candidate on the driver: from a real `optimize --cluster ray`
-    campaign on the toy target (tests/support/cluster_toy.py), the time from a candidate's
-    "coordinator" line to its "judging on node" line, with the offline proposer and with a
+  * p, proposal time per candidate on the driver: from a real `optimize --cluster local`
+    campaign on the toy target (tests/support/cluster_toy.py; one node, so each proposal is
+    made alone), the time from a candidate's "coordinator" line to its "judging on node" line,
+    with the offline proposer and with a
     model proposer over HTTP to a scripted server on 127.0.0.1 (tests/support/model_server.py:
     the protocol, parsing and recording costs of four role calls, no model's latency);
   * S and b, a parent's bundle: its size and the time to make it for the bundled examples, the
@@ -55,6 +56,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
 from cluster_scaling import corpus_pairs, job_size, overhead  # noqa: E402
+from speedproof.campaign.drafts import MAX_DRAFTERS  # noqa: E402
 from speedproof.cluster import Cluster, Placement, open_cluster  # noqa: E402
 from speedproof.cluster.bundle_cache import digest_of, store  # noqa: E402
 from speedproof.cluster.jobs import NodeInfo, measuring_on  # noqa: E402
@@ -115,11 +117,13 @@ def _stamped(stream: Any, lines: list[tuple[float, str]]) -> None:
         lines.append((time.perf_counter(), line.rstrip("\n")))
 
 
-def proposal_times(address: str, folder: Path, provider: list[str]) -> list[float]:
-    """Coordinator line to "judging on node" line, per candidate, in a real campaign."""
+def proposal_times(folder: Path, provider: list[str]) -> list[float]:
+    """Coordinator line to "judging on node" line, per candidate, in a real campaign on the
+    local back end: one measuring node, so a wave has one proposal, made alone (on two nodes
+    a wave's proposals are drafted side by side, and the span would include the other's)."""
     repo = toy_repo(folder / "toy")
-    env = {**os.environ, "RAY_ADDRESS": address, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    command = [*SPEEDPROOF, "optimize", "-m", str(repo), "--cluster", "ray", *provider]
+    env = dict(os.environ)
+    command = [*SPEEDPROOF, "optimize", "-m", str(repo), "--cluster", "local", *provider]
     command += ["--no-stability-check", "--max-candidates", "2", "--out", str(folder / "c")]
     proc = subprocess.Popen(
         command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env
@@ -140,11 +144,11 @@ def proposal_times(address: str, folder: Path, provider: list[str]) -> list[floa
     return found
 
 
-def model_proposals(address: str, folder: Path) -> list[float]:
+def model_proposals(folder: Path) -> list[float]:
     with ModelServer(models=[MODEL]) as server:
         server.answer_with(toy_script())
         provider = ["--model", f"openai:{MODEL}", "--base-url", server.openai_url]
-        return proposal_times(address, folder, provider)
+        return proposal_times(folder, provider)
 
 
 # ----- S, b: a parent's bundle ---------------------------------------------------------------
@@ -278,6 +282,19 @@ def campaign_model(label: str, terms: Terms) -> None:
     print(f"    the nodes wait on the driver beyond M* = J/p = {terms.driver_bound_at:.0f} nodes")
 
 
+def drafted_model(terms: Terms) -> None:
+    """The same wave with its proposals drafted side by side (`campaign.drafts`): the
+    coordinator's call (one of the four) in turn, the other three in rounds of MAX_DRAFTERS."""
+    for nodes in (10, 100):
+        rounds = -(-nodes // MAX_DRAFTERS)
+        share = terms.p / ROLE_CALLS
+        wave = nodes * share + rounds * (terms.p - share) + terms.wave(0)
+        print(
+            f"    drafted, M={nodes:>3}: wave {wave:7.1f} s, {3600 * nodes / wave:7.0f} "
+            "candidates/h (the four calls taken as equal shares of p)"
+        )
+
+
 def function_model(cpu_s: float, o: float, d: float, cores: int) -> None:
     for count in (250, 10_000):
         for nodes in (10, 100):
@@ -332,11 +349,11 @@ def main() -> None:
         print(
             f"d: {fixed.driver_ms:.2f} ms of driver CPU a result ({fixed.latency_ms:.2f} ms alone)"
         )
-        offline: list[float] = []
-        model: list[float] = []
-        for round_ in range(args.repeats):
-            offline += proposal_times(address, folder / f"offline-{round_}", [])
-            model += model_proposals(address, folder / f"model-{round_}")
+    offline: list[float] = []
+    model: list[float] = []
+    for round_ in range(args.repeats):
+        offline += proposal_times(folder / f"offline-{round_}", [])
+        model += model_proposals(folder / f"model-{round_}")
     print(f"p offline: {statistics.median(offline):.2f} s median of {len(offline)} ({offline})")
     print(f"p model over 127.0.0.1 HTTP: {statistics.median(model):.2f} s median of {len(model)}")
     judges = judge_terms(folder / "judge", not args.no_examples_judged)
@@ -358,7 +375,9 @@ def main() -> None:
     print(f"campaign, a model proposer whose endpoint answers in {latency:.0f} s a call (assumed):")
     for name, (judge_s, land_s, _) in judges.items():
         p = statistics.median(model) + ROLE_CALLS * latency
-        campaign_model(f"model proposer, {name}", Terms(p, judge_s, o, ship_s, land_s))
+        terms = Terms(p, judge_s, o, ship_s, land_s)
+        campaign_model(f"model proposer, {name}", terms)
+        drafted_model(terms)
     print(f"function mode, {args.cores_per_node} cores a node:")
     function_model(cold_cpu, o, fixed.driver_ms / 1000, args.cores_per_node)
 

@@ -269,6 +269,13 @@ def test_the_coordinator_picks_the_hottest_function_a_rule_still_applies_to() ->
     assert second.function == "textstat.words.words"
 
 
+def test_a_function_whose_proposal_is_being_made_is_left_to_it_by_the_coordinator() -> None:
+    # A cluster wave chose is_stopword a moment ago; its proposal shows no rule yet.
+    being_made = {"function": "textstat.words.is_stopword", "rule": None, "verdict": "being judged"}
+    answer = ask("coordinator", coordinator_context(TEXTSTAT_HOT, [being_made]))
+    assert answer.function == "textstat.words.words"
+
+
 def test_the_coordinator_answers_an_empty_function_when_nothing_is_left() -> None:
     history = [
         attempt("textstat.words.is_stopword", "py-frozenset-constant"),

@@ -377,6 +377,16 @@ class Campaign:
     ) -> Exit | Proposal | bool:
         """The coordinator's pick changed by the optimizer: a Proposal, an Exit, or False when
         the turn ended without one (a named rejection, no rule for the function)."""
+        function = self._choose(state, parent, flags)
+        if not isinstance(function, HotFunction):
+            return function
+        proposal = self._propose(state, parent, function, flags)
+        return False if proposal is None else proposal
+
+    def _choose(
+        self, state: CampaignState, parent: ParentCheckout, flags: AdvisorFlags | None
+    ) -> Exit | HotFunction | bool:
+        """The coordinator's pick: a hot function, an Exit, or False after a named rejection."""
         hot = parent.hot(state.exhausted(parent.rev))
         if not hot:
             message = "no hot function is left that a rewrite applies to"
@@ -400,8 +410,7 @@ class Campaign:
             )
             self._reject(parent.rev, function="", reason=reason, gate="answer")
             return False
-        proposal = self._propose(state, parent, function, flags)
-        return False if proposal is None else proposal
+        return function
 
     def _propose(
         self,
@@ -424,17 +433,7 @@ class Campaign:
                 causes=causes,
             )
         except NoRuleApplies as exc:
-            rules = list(exc.rules) or ["(any)"]
-            note = {
-                "what": "no-rule",
-                "parent": parent.rev,
-                "function": function.name,
-                "rules": rules,
-                "message": str(exc),
-            }
-            self.s.ledger.add_event(self.s.campaign, "note", note)
-            self.discovery.outcome(function.name, "optimizer", str(exc))
-            self.view.say(f"no rewrite for {function.name}: {exc}")
+            self._no_rule(parent.rev, function.name, exc)
             return None
         if found.value is None:
             reason = found.rejection or "optimizer answer unusable"
@@ -460,6 +459,19 @@ class Campaign:
         patch = normalise_patch(edit.patch)
         return Proposal(function, answer, patch, sha256(patch))
 
+    def _no_rule(self, parent_rev: str, function: str, exc: NoRuleApplies) -> None:
+        rules = list(exc.rules) or ["(any)"]
+        note = {
+            "what": "no-rule",
+            "parent": parent_rev,
+            "function": function,
+            "rules": rules,
+            "message": str(exc),
+        }
+        self.s.ledger.add_event(self.s.campaign, "note", note)
+        self.discovery.outcome(function, "optimizer", str(exc))
+        self.view.say(f"no rewrite for {function}: {exc}")
+
     def _causes(
         self, state: CampaignState, parent: ParentCheckout, function: HotFunction
     ) -> list[dict[str, Any]]:
@@ -469,15 +481,20 @@ class Campaign:
             return known
         self._stage("analyst", f"naming causes in {function.name}")
         causes, rejection = self.roles.analyst(function.view(with_source=True))
+        self._note_causes(parent.rev, function.name, causes, rejection)
+        return causes
+
+    def _note_causes(
+        self, parent_rev: str, function: str, causes: list[dict[str, Any]], rejection: str | None
+    ) -> None:
         note = {
             "what": "causes",
-            "parent": parent.rev,
-            "function": function.name,
+            "parent": parent_rev,
+            "function": function,
             "causes": causes,
             "rejection": rejection,
         }
         self.s.ledger.add_event(self.s.campaign, "note", note)
-        return causes
 
     def _review(self, parent: ParentCheckout, proposal: Proposal) -> dict[str, Any]:
         """The reviewer's (or the advisor's) turn; the recorder then expects the candidate row,

@@ -1,9 +1,12 @@
 """A campaign on a cluster (`optimize --cluster`): per parent revision, waves of up to one
 candidate per measuring node, judged in parallel.
 
-Proposals are made on the driver, one after another as ever; the roles see the ones still being
-judged in their history ("being judged"), so they turn to another function or rule. Each goes to
-a node as soon as it is made, in a job that holds that node's measurement slot and all its CPUs
+Proposals are made on the driver: the coordinator chooses the wave's functions one after
+another, then the chosen functions are drafted side by side (`drafts`) and written in the order
+chosen; the roles see the ones still being made or judged in their history ("being judged"), so
+they turn to another function or rule (one at a time, as in a campaign without a cluster, with
+the advisor's seats or a replayed recording). Each goes to a node once written, in a job that
+holds that node's measurement slot and all its CPUs
 (`cluster.measuring_on`), and is judged there whole: baseline and candidate are built, tested and
 measured in pairs on that node only, so no timing is ever compared across machines. A wave
 takes as many proposals as there are nodes with a measurement slot (one on the local back end),
@@ -32,13 +35,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from speedproof.advisor import AdvisorFlags
+from speedproof.agents.providers.replay import ReplayProvider
 from speedproof.campaign import exits
-from speedproof.campaign.candidate_events import Proposal
+from speedproof.campaign.candidate_events import Proposal, judged_event
 from speedproof.campaign.checkout import ParentCheckout
+from speedproof.campaign.drafts import Chosen, Draft, Drafter, placeholder
+from speedproof.campaign.drafts import Setting as DraftSetting
 from speedproof.campaign.exits import Exit
 from speedproof.campaign.flight import Flight
 from speedproof.campaign.loop import ORIGIN, Campaign, Setting, View
 from speedproof.campaign.records import Held
+from speedproof.campaign.roles_step import Roles
 from speedproof.campaign.state import Attempt, CampaignState
 from speedproof.cluster.bundle_cache import Shipments
 from speedproof.cluster.jobs import Batch, Cluster
@@ -135,13 +142,112 @@ class ClusterCampaign(Campaign):
             found = exits.check(state, self.s.limits)
             if found is not None or self._room(state, len(flight)) <= 0:
                 return found
-            self.number = state.spent.candidates + len(flight) + 1
-            try:
-                more = self._one_more(state, parent, flags, flight)
-            finally:
-                self.recorder.flush()
+            more = self._more(state, parent, flags, flight)
             if more is not True:
                 return more if isinstance(more, Exit) else None
+
+    def _more(
+        self,
+        state: CampaignState,
+        parent: ParentCheckout,
+        flags: AdvisorFlags | None,
+        flight: Flight[Dispatch],
+    ) -> Exit | bool | None:
+        """As many proposals as the wave has room for, drafted side by side when it has room
+        for several; one at a time with the advisor (its calls share one recorder) or a
+        replayed recording (its answers come in recorded order)."""
+        room = self._room(state, len(flight))
+        alone = self.advice is not None or isinstance(self.s.provider, ReplayProvider)
+        if room > 1 and not alone:
+            return self._drafted(state, parent, flight, room)
+        self.number = state.spent.candidates + len(flight) + 1
+        try:
+            return self._one_more(state, parent, flags, flight)
+        finally:
+            self.recorder.flush()
+
+    def _drafted(
+        self, state: CampaignState, parent: ParentCheckout, flight: Flight[Dispatch], room: int
+    ) -> Exit | bool | None:
+        """Choose up to `room` functions in turn, draft them side by side (`drafts`), then
+        write and send each in the order chosen."""
+        chosen: list[Chosen] = []
+        ended: Exit | bool | None = True
+        for _ in range(room):
+            self.number = state.spent.candidates + len(flight) + len(chosen) + 1
+            choice = self._choose(state, parent, None)
+            if not isinstance(choice, HotFunction):
+                ended = True if choice is False else choice
+                self.recorder.flush()
+                break
+            chosen.append(Chosen(choice, self.number, tuple(self.recorder.calls)))
+            self.recorder.calls = []
+            self.in_flight = [*self.in_flight, placeholder(choice)]
+        setting = DraftSetting(
+            parent=parent,
+            language=self.manifest.target.language,
+            history=self._history(state),
+            concerns=[self.redact(c) for c in state.concerns],
+            known_causes={
+                c.function.name: state.causes[(parent.rev, c.function.name)]
+                for c in chosen
+                if (parent.rev, c.function.name) in state.causes
+            },
+        )
+        if chosen:
+            self.view.say(f"drafting {len(chosen)} proposals side by side")
+        drafts = self._drafter().all(chosen, setting)
+        self.in_flight = [d.view() for d in flight.dispatches]
+        for draft in drafts:
+            more = self._land_draft(parent, draft, flight)
+            if more is not True:
+                return more
+        return ended
+
+    def _drafter(self) -> Drafter:
+        roles = self.roles
+        return Drafter(
+            lambda recorder: Roles(roles.provider, roles.provider_name, roles.target, recorder),
+            self.s.campaign,
+            self.s.ledger,
+        )
+
+    def _land_draft(
+        self, parent: ParentCheckout, draft: Draft, flight: Flight[Dispatch]
+    ) -> Exit | bool | None:
+        """A draft's records written as a proposal made alone writes them: True to go on."""
+        self.number = draft.chosen.number
+        self.recorder.calls = list(draft.calls)
+        function = draft.chosen.function.name
+        try:
+            if draft.analysed is not None:
+                self._note_causes(parent.rev, function, *draft.analysed)
+            if draft.no_rule is not None:
+                self._no_rule(parent.rev, function, draft.no_rule)
+                return True
+            if draft.rejection is not None:
+                reason, gate, answer = draft.rejection
+                self._reject(parent.rev, function=function, reason=reason, gate=gate, answer=answer)
+                return True
+            return self._send_draft(parent, draft, flight)
+        finally:
+            self.recorder.flush()
+
+    def _send_draft(
+        self, parent: ParentCheckout, draft: Draft, flight: Flight[Dispatch]
+    ) -> Exit | bool | None:
+        proposal = draft.proposal
+        if proposal is None:
+            return True
+        if proposal.diff_sha256 in {d.event.get("diff_sha256") for d in flight.dispatches}:
+            return None  # the same change again: it is already being judged
+        repeated = exits.repeated(self.state(), proposal.function.name, proposal.diff_sha256)
+        if repeated is not None:
+            return repeated
+        event = judged_event(parent.rev, proposal, draft.summary, draft.review_rejection)
+        self.recorder.expect_candidate(event, draft.concerns)
+        self._send(flight, parent.rev, self._dispatch(parent.rev, proposal.patch))
+        return True
 
     def _room(self, state: CampaignState, sending: int) -> int:
         left = self.s.limits.max_candidates - state.spent.candidates

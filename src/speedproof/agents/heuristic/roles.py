@@ -103,6 +103,10 @@ def tried_rules(history: list[Any], function: str) -> set[str]:
     }
 
 
+# The verdict the history gives a proposal that has not come back from the judge yet.
+BEING_JUDGED = "being judged"
+
+
 # -- roles ------------------------------------------------------------------------------------
 
 
@@ -112,12 +116,21 @@ def _coordinator(context: dict[str, Any]) -> CoordinatorAnswer | dict[str, str]:
     history = _get(context, "history", list)
     if language not in ("python", "go"):
         return {"function": NOTHING_LEFT, "rationale": NOTHING_LEFT_RATIONALE}
+    # A function chosen for a proposal still being made (a cluster wave's, `campaign.drafts`)
+    # shows no rule yet: it is taken, so the wave's next proposal turns to another function.
+    taken = [
+        str(item.get("function", ""))
+        for item in history
+        if isinstance(item, dict) and item.get("verdict") == BEING_JUDGED and not item.get("rule")
+    ]
     # The hot list comes ranked by the campaign (by self time from discovery, or by the advisor's
     # score that combines a flag with hotness): take it in that order, as a model would.
     for view in (v for v in views if isinstance(v, dict)):
         if not isinstance(view.get("source"), str):
             continue
         subject = _subject(view, language, None)  # type: ignore[arg-type]
+        if any(same_function(name, subject.name) for name in taken):
+            continue
         tried = tried_rules(history, subject.name)
         found = [f for f in rules.findings(subject) if f.rule not in tried]
         if found:
