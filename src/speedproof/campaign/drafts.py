@@ -72,6 +72,9 @@ class Draft:
     summary: dict[str, Any] | None = None
     review_rejection: str | None = None
     concerns: list[PendingConcern] = field(default_factory=list)
+    # What the draft's thread raised (a provider that failed, say): raised again on the
+    # driver's thread, in the draft's turn, after the calls it made are written.
+    error: Exception | None = None
 
 
 class Drafter:
@@ -97,8 +100,9 @@ class Drafter:
         draft = Draft(chosen)
         try:
             self._draft(roles, draft, setting)
-        finally:
-            draft.calls = [*chosen.calls, *recorder.calls]
+        except Exception as exc:  # carried to the driver's thread, never dropped
+            draft.error = exc
+        draft.calls = [*chosen.calls, *recorder.calls]
         return draft
 
     def _draft(self, roles: Roles, draft: Draft, setting: Setting) -> None:

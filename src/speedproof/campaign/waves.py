@@ -198,11 +198,22 @@ class ClusterCampaign(Campaign):
             self.view.say(f"drafting {len(chosen)} proposals side by side")
         drafts = self._drafter().all(chosen, setting)
         self.in_flight = [d.view() for d in flight.dispatches]
-        for draft in drafts:
-            more = self._land_draft(parent, draft, flight)
+        for index, draft in enumerate(drafts):
+            try:
+                more = self._land_draft(parent, draft, flight)
+            except BaseException:
+                self._write_calls(drafts[index + 1 :])
+                raise
             if more is not True:
+                self._write_calls(drafts[index + 1 :])
                 return more
         return ended
+
+    def _write_calls(self, drafts: list[Draft]) -> None:
+        """The calls of drafts that will not be sent, so their tokens and cost still count."""
+        for draft in drafts:
+            self.recorder.calls = list(draft.calls)
+            self.recorder.flush()
 
     def _drafter(self) -> Drafter:
         roles = self.roles
@@ -219,6 +230,9 @@ class ClusterCampaign(Campaign):
         self.number = draft.chosen.number
         self.recorder.calls = list(draft.calls)
         function = draft.chosen.function.name
+        if draft.error is not None:
+            self.recorder.flush()
+            raise draft.error
         try:
             if draft.analysed is not None:
                 self._note_causes(parent.rev, function, *draft.analysed)
