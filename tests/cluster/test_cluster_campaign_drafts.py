@@ -39,6 +39,11 @@ def _answer(name: str) -> dict[str, Any]:
     }
 
 
+def _function(request: ChatRequest) -> str:
+    """The short name of the function an optimizer request is about."""
+    return str((request.context or {})["function"]["name"]).rsplit(".", 1)[-1]
+
+
 class Timed:
     """Answers each role; every optimizer request waits for another to start (up to
     OVERLAP_WAIT_S), and the one for `is_stop` (chosen first) then waits a second more, so it
@@ -66,7 +71,7 @@ class Timed:
             return NO_CAUSES
         if request.role == "reviewer":
             return PROCEED
-        name = str((request.context or {})["function"]["name"]).rsplit(".", 1)[-1]
+        name = _function(request)
         with self.lock:
             self.optimizers_started += 1
         deadline = time.monotonic() + OVERLAP_WAIT_S
@@ -77,17 +82,13 @@ class Timed:
         return _answer(name)
 
 
-@pytest.mark.slow
-def test_a_waves_optimizer_calls_overlap_and_its_candidates_are_written_in_the_order_chosen(
-    ray_address: str, tmp_path: Path
-) -> None:
-    repo = toy_repo(tmp_path / "toy")
-    folder = tmp_path / "campaign"
-    timed = Timed()
+def _campaign(
+    ray_address: str, repo: Path, folder: Path, answer: Any
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RAY_ADDRESS": ray_address, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     with ModelServer(models=[MODEL]) as server:
-        server.answer_with(timed)
-        done = subprocess.run(
+        server.answer_with(answer)
+        return subprocess.run(
             [
                 *SPEEDPROOF,
                 "optimize",
@@ -110,6 +111,16 @@ def test_a_waves_optimizer_calls_overlap_and_its_candidates_are_written_in_the_o
             timeout=600,
             env=env,
         )
+
+
+@pytest.mark.slow
+def test_a_waves_optimizer_calls_overlap_and_its_candidates_are_written_in_the_order_chosen(
+    ray_address: str, tmp_path: Path
+) -> None:
+    repo = toy_repo(tmp_path / "toy")
+    folder = tmp_path / "campaign"
+    timed = Timed()
+    done = _campaign(ray_address, repo, folder, timed)
     assert done.returncode == 0, done.stdout + done.stderr
     optimizers = [(start, end) for role, _, start, end in timed.spans if role == "optimizer"]
     assert len(optimizers) == 2
@@ -128,3 +139,42 @@ def test_a_waves_optimizer_calls_overlap_and_its_candidates_are_written_in_the_o
             (candidate,),
         )
         assert [c["role"] for c in calls] == ["coordinator", "analyst", "optimizer", "reviewer"]
+
+
+class FailsForNoise(Timed):
+    """As `Timed`, but every optimizer request for `is_noise` is dropped unanswered, so the
+    provider gives up on it after its retries."""
+
+    def _answer(self, request: ChatRequest) -> Any:
+        if request.role == "optimizer" and _function(request) == "is_noise":
+            return None
+        return super()._answer(request)
+
+    def __call__(self, request: ChatRequest) -> str:
+        answer = self._answer(request)
+        return answer if answer is None or isinstance(answer, str) else json.dumps(answer)
+
+
+@pytest.mark.slow
+def test_a_draft_whose_provider_fails_ends_the_campaign_after_the_earlier_draft_is_sent(
+    ray_address: str, tmp_path: Path
+) -> None:
+    repo = toy_repo(tmp_path / "toy")
+    folder = tmp_path / "campaign"
+    done = _campaign(ray_address, repo, folder, FailsForNoise())
+    assert done.returncode == 3, done.stdout + done.stderr
+    (exit_event,) = events(folder, "exit")
+    message = exit_event["body"]["message"]
+    assert exit_event["body"]["condition"] == "error" and "role 'optimizer' failed" in message
+    # is_stop, chosen first, was written and sent before is_noise's turn raised its error; it
+    # waits as a dispatched proposal for --resume, its calls held with it.
+    (sent,) = events(folder, "dispatched")
+    assert sent["body"]["records"]["event"]["function"] == "toy.core.is_stop"
+    held = [call["role"] for call in sent["body"]["records"]["calls"]]
+    assert held == ["coordinator", "analyst", "optimizer", "reviewer"]
+    # is_noise's calls that were answered are written, with no candidate.
+    calls = rows(folder, "SELECT role, candidate_id FROM role_calls ORDER BY id")
+    assert [(c["role"], c["candidate_id"]) for c in calls] == [
+        ("coordinator", None),
+        ("analyst", None),
+    ]
