@@ -2,8 +2,8 @@
 overlap in time, and the wave's candidates are written in the order their functions were
 chosen, whichever answer came back first.
 
-The campaign runs as a subprocess against the session's two-node Ray cluster; the model server
-in this process answers the roles and keeps when each request started and ended."""
+The campaign runs as a subprocess against the two-node Ray cluster the Ray tests share; the
+model server in this process answers the roles and keeps when each request started and ended."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """A loopback Ray cluster of a test's own, in a process of its own, whose nodes the test may kill
 (no tests here).
 
-The session's cluster (`conftest`) is shared by every Ray test, so a test that loses a node must
+The two-node cluster of `conftest` is shared by every Ray test, so a test that loses a node must
 not lose one of those. This one runs `loopback_cluster` in a child process (this process stays
-connected to the session's cluster, and Ray allows one connection a process), which prints the
+connected to that shared cluster, and Ray allows one connection a process), which prints the
 cluster's address and waits for its stdin to close. Each node knows its name
 (SPEEDPROOF_TEST_NODE, "head", "extra", "third"…) and keeps its bundle cache in a folder of its
 own (SPEEDPROOF_BUNDLE_CACHE), as separate machines would.
@@ -55,9 +55,9 @@ def _descendants(pid: int) -> list[int]:
     found: list[int] = []
     pending = [pid]
     while pending:
-        for task in Path(f"/proc/{pending.pop()}/task").glob("*/children"):
+        for thread in Path(f"/proc/{pending.pop()}/task").glob("*/children"):
             try:
-                children = [int(child) for child in task.read_text().split()]
+                children = [int(child) for child in thread.read_text().split()]
             except OSError:
                 continue
             found += children
