@@ -13,6 +13,7 @@ own (SPEEDPROOF_BUNDLE_CACHE), as separate machines would.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -47,8 +48,31 @@ class OwnRay:
         raise AssertionError(f"no raylet of node {name}")
 
     def kill_node(self, name: str) -> None:
-        """The node named `name` lost as a machine is: its raylet killed outright."""
-        os.kill(self.raylet_of(name), signal.SIGKILL)
+        """The node named `name` lost as a machine is: all its processes (its raylet, its
+        workers, whatever they started) stopped, then killed outright.
+
+        Killing the raylet alone loses no job here. The raylet's parent is this cluster's
+        process, which never reaps it, so it stays a zombie; a Ray worker checks its raylet by
+        pid once a second, a zombie passes, and a worker already running a job (the preflight's
+        probe leaves one warm on every node) finishes it and sends the value straight to the
+        driver, the job's owner. Measured: a job sleeping 10 s on a node whose raylet was
+        SIGKILLed 4 s in returned its value 6.6 s after the kill; with the raylet reaped, as
+        init reaps it on a real node, it failed with NodeDiedError 0.5 s after."""
+        raylet = self.raylet_of(name)
+        stopped: set[int] = set()
+        # Stopped first, so that none starts a process the kill would miss: the set grows until
+        # no process of the node is left running.
+        while fresh := {raylet, *_descendants(raylet)} - stopped:
+            for pid in fresh:
+                _signal(pid, signal.SIGSTOP)
+            stopped |= fresh
+        for pid in stopped:
+            _signal(pid, signal.SIGKILL)
+
+
+def _signal(pid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
+        os.kill(pid, signum)
 
 
 def _descendants(pid: int) -> list[int]:
