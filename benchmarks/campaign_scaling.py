@@ -65,9 +65,9 @@ from speedproof.cluster.loopback import loopback_cluster  # noqa: E402
 from speedproof.cluster.shipping import bundle_revision  # noqa: E402
 from speedproof.examples import get_example, materialise  # noqa: E402
 from speedproof.judge.evaluate import JudgeOptions  # noqa: E402
+from speedproof.judge.worktree.trees import resolve_rev  # noqa: E402
 from speedproof.ledger import Ledger  # noqa: E402
 from speedproof.manifest_loading import load_manifest  # noqa: E402
-from speedproof.workspace import resolve_rev  # noqa: E402
 from support.campaign import NO_CAUSES, NOTHING_LEFT, PROCEED, SPEEDPROOF, Script  # noqa: E402
 from support.cluster_toy import sets_patch, toy_repo  # noqa: E402
 from support.model_server import ModelServer  # noqa: E402

@@ -18,10 +18,10 @@ from speedproof.cluster.bundle_cache import BundleMissing, Shipments, cached, di
 from speedproof.cluster.jobs import LOCAL_NODE
 from speedproof.cluster.judging import Shipper, judge_on_node
 from speedproof.cluster.shipping import bundle_revision
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 from speedproof.judge.evaluate import JudgeOptions
+from speedproof.judge.worktree.trees import resolve_rev
 from speedproof.manifest_loading import load_manifest
-from speedproof.workspace import resolve_rev
 from support.campaign import SPEEDPROOF, rows
 from support.cluster_toy import sets_patch, toy_repo
 

@@ -51,8 +51,9 @@ def test_a_source_path_that_does_not_exist_is_caught() -> None:
     assert not (ROOT / next(iter(named))).exists()
 
 
-def test_the_architecture_stays_under_250_lines() -> None:
-    assert len(ARCHITECTURE.read_text().splitlines()) < 250
+def test_the_architecture_stays_under_300_lines() -> None:
+    # A walk through the code, not a reference: one line or two a module that matters.
+    assert len(ARCHITECTURE.read_text().splitlines()) < 300
 
 
 def test_the_readme_has_at_most_400_lines() -> None:

@@ -28,8 +28,8 @@ from speedproof.campaign.checkout import ParentCheckout
 from speedproof.campaign.records import CampaignLedger, PendingConcern, Recorder, sha256
 from speedproof.campaign.roles_step import Roles
 from speedproof.discovery import HotFunction
+from speedproof.judge.guard.patch_text import normalise_patch
 from speedproof.ledger import RoleCall
-from speedproof.workspace import normalise_patch
 
 # Threads drafting at once: a model endpoint serves a few requests side by side; more only queue
 # there (and the offline proposer is CPU work on the driver's 1-2 cores).

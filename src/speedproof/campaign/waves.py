@@ -50,6 +50,7 @@ from speedproof.campaign.state import Attempt, CampaignState
 from speedproof.cluster.bundle_cache import Shipments
 from speedproof.cluster.jobs import Batch, Cluster
 from speedproof.cluster.judging import Judged, JudgeJob, Shipper, judge_on_node, measuring_nodes
+from speedproof.discovery import HotFunction
 from speedproof.ground.errors import InfrastructureError
 from speedproof.judge.evaluate import Judge, JudgeOptions
 

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from speedproof.errors import InfrastructureError
+from speedproof.ground.errors import InfrastructureError
 
 CACHE_VARIABLE = "SPEEDPROOF_BUNDLE_CACHE"
 # Bundles a node keeps: a campaign moves to a new parent after each accept, and a node rarely

@@ -32,7 +32,7 @@ from speedproof.cluster.shipping import (
     unpack_folder,
     unpack_revision,
 )
-from speedproof.ground.errors import SpeedproofError
+from speedproof.ground.errors import InfrastructureError, SpeedproofError
 from speedproof.ground.git import repository_root
 from speedproof.ground.sandbox import make_sandbox
 from speedproof.judge.evaluate import Judge, JudgeOptions
