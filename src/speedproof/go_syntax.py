@@ -6,6 +6,7 @@ both read Go without one importing the other.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 
 import tree_sitter_go
@@ -20,3 +21,13 @@ def go_parser() -> Parser:
 def parse(data: bytes) -> Node:
     """The syntax tree of a Go source; tree-sitter reads broken sources too (ERROR nodes)."""
     return go_parser().parse(data).root_node
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """`node` and everything under it, each node before its children, in source order; a stack,
+    not recursion: a deeply nested expression is deeper than Python's recursion limit."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))

@@ -8,13 +8,13 @@ it: `main.parseLine`, `main.(*stats).addLine`, `main.List[...].Len`, and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
 from speedproof.go_syntax import go_parser
 from speedproof.go_syntax import parse as parse  # every Go reader parses through here
+from speedproof.go_syntax import walk as walk
 from speedproof.source.function import SourceFunction, lines_of
 
 FUNCTIONS = ("function_declaration", "method_declaration")
@@ -29,15 +29,6 @@ def parse_tree(data: bytes) -> Tree:
 
 def text(node: Node | None) -> str:
     return "" if node is None or node.text is None else node.text.decode("utf-8", "replace")
-
-
-def walk(node: Node) -> Iterator[Node]:
-    """`node` and everything under it, each node before its children, in source order."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
 
 
 def descendants(node: Node, kind: str) -> list[Node]:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from tree_sitter import Node
 
-from speedproof.go_syntax import parse
+from speedproof.go_syntax import parse, walk
 from speedproof.judge.guard.finding import CodeRule, Finding, quote
 
 STRINGS = ("interpreted_string_literal", "raw_string_literal")
@@ -43,20 +43,12 @@ def go_findings(text: str) -> list[Finding]:
     data = text.encode("utf-8")
     lines = text.splitlines()
     found: list[Finding] = []
-    for node in _walk(parse(data)):
+    for node in walk(parse(data)):
         for rule in _rules(node):
             line = node.start_point[0] + 1
             said = lines[line - 1] if line <= len(lines) else ""
             found.append(Finding(rule, line, node.end_point[0] + 1, quote(said)))
     return found
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
 
 
 def _string_value(node: Node) -> str:
