@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from speedproof.init.model import Project, WorkloadDraft
-from speedproof.init.workload import workload_id
+from speedproof.init.workload import repository_of, workload_id
 from speedproof.judge.inputs.mutate.kinds import SNIFF_BYTES, Kind, detect_kind
 from speedproof.judge.inputs.mutate.make import mutated_twin
 from speedproof.judge.inputs.program_words import program_words
@@ -187,7 +187,7 @@ class _Deriver:
         )
 
     def _holdout_folder(self) -> Path:
-        top = _repository(self.project.root) or self.project.root
+        top = repository_of(self.project.root) or self.project.root
         return top.parent / f"{top.name}{HOLDOUT_SUFFIX}"
 
     def _mutated(self, content: bytes, kind: Kind, seed: int) -> bytes:
@@ -234,13 +234,6 @@ def _sibling(path: Path, size: int) -> Path | None:
 
 def _relative(path: Path, root: Path) -> str:
     return Path(os.path.relpath(path, root)).as_posix()
-
-
-def _repository(root: Path) -> Path | None:
-    for folder in (root, *root.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
 
 
 def derived_inputs(derived: Derived) -> Sequence[str]:

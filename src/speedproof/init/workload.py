@@ -136,13 +136,14 @@ def _go_run(project: Project, command: list[str], cwd: Path) -> tuple[EntryPoint
 def _inside(root: Path, path: Path) -> str | None:
     """`path` relative to `root` (with `..` when it lies beside it in the same repository),
     or None when it is outside the repository altogether."""
-    top = _repository(root) or root
+    top = repository_of(root) or root
     if not path.is_relative_to(top):
         return None
     return Path(os.path.relpath(path, root)).as_posix()
 
 
-def _repository(root: Path) -> Path | None:
+def repository_of(root: Path) -> Path | None:
+    """The nearest folder at or above `root` holding a `.git`: the repository it lies in."""
     for folder in (root, *root.parents):
         if (folder / ".git").exists():
             return folder
