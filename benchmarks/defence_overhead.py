@@ -42,8 +42,14 @@ except ImportError:  # a checkout from before the judge became a package
     from speedproof.judging import read_patch
 from speedproof.examples import Example, materialise
 from speedproof.ledger import Ledger
-from speedproof.manifest_loading import load_manifest
-from speedproof.ground.sandbox import make_sandbox
+try:
+    from speedproof.manifest_loading import load_manifest
+except ImportError:  # a checkout from before the manifest's loading had a module of its own
+    from speedproof.manifest import load_manifest
+try:
+    from speedproof.ground.sandbox import make_sandbox
+except ImportError:  # a checkout from before the ground layer
+    from speedproof.sandbox import make_sandbox
 
 examples, pattern, pairs = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 found = {}
