@@ -224,3 +224,14 @@ def test_a_real_win_whose_twin_keeps_four_fifths_of_it_stands_by_default() -> No
         '[tests]\nrunner = "command"\n[[workloads]]\nid = "shop-day"\n'
     ).rules()
     assert decide(found, rules).verdict == "accepted"
+
+
+def test_an_input_specific_win_is_held_against_its_own_twin_at_half_the_holdouts_share() -> None:
+    """logstat's slow-report builder: its twin kept 24-40 % of an 18-21 % win on a quiet
+    machine, where the other twins keep most of theirs; an eighth is its bar."""
+    found = evidence(
+        reading("novel", -20.0, tier="representative"),
+        reading("novel~twin", -4.8, tier="holdout", seed=1),
+    )
+    assert decide(found, RULES).verdict == "inconclusive"
+    assert decide(found, replace(RULES, input_specific=("novel",))).verdict == "accepted"

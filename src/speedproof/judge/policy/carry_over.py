@@ -37,6 +37,8 @@ CHEAT = "the win does not carry over to inputs the candidate has not seen"
 UNRESOLVED = "the win's carry-over to inputs the candidate has not seen was not resolved"
 
 State = Literal["shown", "absent", "unresolved"]
+# The share of the holdouts' share an `input_specific` workload's own twin must keep (`share`).
+INPUT_SPECIFIC_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,18 @@ def held_readings(evidence: Evidence, rules: PolicyRules, rests_on: str) -> list
 
 
 def share(rules: PolicyRules, workload: str) -> float:
-    """The share of its win a holdout-tier reading must keep: a twin's own, else the holdouts'."""
-    if workload.endswith(TWIN_SUFFIX):
-        return max(rules.twin_carry_over_fraction, rules.carry_over_fraction)
-    return rules.carry_over_fraction
+    """The share of its win a holdout-tier reading must keep: a twin's own, else the holdouts'.
+
+    The twin of a workload marked `input_specific` keeps half the holdouts' share: its win
+    belongs to that input's particulars, which a twin's new content changes (logstat's
+    slow-request list: the twin of `api-day-slow` kept 24-40 % of a 18-21 % win on a quiet
+    machine, -5.01 % (n=80, interval [-5.89 %, -4.14 %]) against a -20.67 % win)."""
+    original = workload.removesuffix(TWIN_SUFFIX)
+    if original == workload:
+        return rules.carry_over_fraction
+    if original in rules.input_specific:
+        return rules.carry_over_fraction * INPUT_SPECIFIC_SHARE
+    return max(rules.twin_carry_over_fraction, rules.carry_over_fraction)
 
 
 def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verdict:
