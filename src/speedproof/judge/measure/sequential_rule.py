@@ -14,7 +14,9 @@ can still change the verdict. The schedule's last look ends what is undecided as
 
 A schedule with a time budget (`[policy] max_measure_s`) is sized once the first round is
 measured: its last look is the pairs the slowest representative workload fits in the budget, at
-most `max_pairs` (docs/adr/0042). Before each further round, `resolution.beyond_budget` asks
+most `max_pairs` (docs/adr/0042), the budget first raised to what a win at the floor needs at the
+round's measured spread, within `max_total_measure_s` (`budget_sizing`, docs/adr/0078). Before
+each further round, `resolution.beyond_budget` asks
 whether the wins the intervals still allow could be resolved by that last look; when none could
 and no worsening can still be shown, the rule stops with a note saying what the best of them
 would need.
