@@ -1,9 +1,9 @@
 """One candidate through every gate and the timed lane to evidence, a verdict and a ledger record.
 
 The order is the architecture's: guard → apply → guard again → build → tests → behaviour →
-measurement → policy. Each gate's result lands in the ledger as it finishes; a gate that fails
-ends the candidate, and even then the verdict comes from `policy.decide`, so there is one place
-that turns evidence into words.
+measurement → policy; the tests run beside the untimed stages after them (`tests_alongside`).
+Each gate's result lands in the ledger as it finishes; a gate that fails ends the candidate, and
+even then the verdict comes from `policy.decide`: one place turns evidence into words.
 
 Its parts: `isolation` (nothing a candidate runs persists), `instruction_lane` (counts under
 Cachegrind, the baseline's cached), `early_end` (a gate that ends the candidate) and `outcome`
@@ -52,7 +52,8 @@ from speedproof.judge.measure.sequential_rule import Progress, say_nothing
 from speedproof.judge.outcome import GateRecord, Outcome, pairs_per_workload
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Comparison, Evidence
-from speedproof.judge.tests.gate import gate_tests
+from speedproof.judge.tests.gate import TestGateResult, run_test_pair
+from speedproof.judge.tests_alongside import TestRuns, TestsAlongside, alongside
 from speedproof.judge.worktree import snapshot
 from speedproof.judge.worktree.apply import apply_patch
 from speedproof.judge.worktree.scratch import sweep_scratch
@@ -234,12 +235,17 @@ class Judge:
             self._apply(candidate_id, sides, patch)
             self._build(candidate_id, sides)
             self.isolation.settle(sides)
-            self._tests(candidate_id, sides)
-            self._untouched(candidate_id, sides, "tests")
-            with self._unseen(candidate_id, sides) as judged:
+            with (
+                self._tests(candidate_id, sides) as tests,
+                self._unseen(candidate_id, sides) as judged,
+            ):
+                tests.poll()
                 behaviour = self._behaviour(candidate_id, sides, judged)
+                tests.poll()
                 self._untouched(candidate_id, sides, "behaviour")
                 self._variants(candidate_id, sides, behaviour)
+                tests.join()
+                self._untouched(candidate_id, sides, "tests")
                 measured = self._measure(candidate_id, sides, behaviour, judged)
             self._untouched(candidate_id, sides, "measure")
             return measured
@@ -353,30 +359,38 @@ class Judge:
             candidate_id, name, result.ok, result.duration_s, reasons, {"log": result.log[-4000:]}
         )
 
-    def _tests(self, candidate_id: int, sides: Sides) -> None:
-        start = time.perf_counter()
-        with self._stage("tests"), self.isolation.copies(sides, "tests") as (base_tree, cand_tree):
-            result, base_run, cand_run = gate_tests(
-                self.toolchain,
-                base_tree,
-                cand_tree,
-                revision=self.base_rev,
-                cache_dir=self.toolchain.context.caches,
-            )
-        detail = {
-            "baseline": base_run.describe(),
-            "candidate": cand_run.describe(),
-            "baseline_cached": base_run.cached,
-            "detail": list(result.detail),
-            "recovered_flaky": list(result.recovered_flaky),
-        }
+    @contextmanager
+    def _tests(self, candidate_id: int, sides: Sides) -> Iterator[TestsAlongside]:
+        """The test gate, its runs beside the untimed stages after it (`tests_alongside`)."""
+        self.progress("tests", "")
+        with self.isolation.copies(sides, "tests") as (base_tree, cand_tree):
+
+            def run() -> TestRuns:
+                start = time.perf_counter()
+                base, cand = run_test_pair(
+                    self.toolchain,
+                    base_tree,
+                    cand_tree,
+                    revision=self.base_rev,
+                    cache_dir=self.toolchain.context.caches,
+                )
+                return TestRuns(base, cand, time.perf_counter() - start)
+
+            def finish(runs: TestRuns) -> None:
+                start = time.perf_counter()
+                result = runs.judged(self.toolchain, base_tree, cand_tree)
+                self._record_tests(candidate_id, result, runs, time.perf_counter() - start)
+
+            with alongside(run, finish, alongside=self.isolation.sandboxed) as tests:
+                yield tests
+
+    def _record_tests(
+        self, candidate_id: int, result: TestGateResult, runs: TestRuns, judging_s: float
+    ) -> None:
+        seconds = runs.seconds + judging_s
+        self.timings["tests"] = seconds
         self._gate(
-            candidate_id,
-            "tests",
-            result.passed,
-            time.perf_counter() - start,
-            result.reasons(),
-            detail,
+            candidate_id, "tests", result.passed, seconds, result.reasons(), runs.detail(result)
         )
         if not result.passed:
             raise Ended(failed(*result.reasons()))

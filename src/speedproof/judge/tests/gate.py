@@ -468,17 +468,18 @@ def rerun_on(toolchain: Toolchain, tree: Tree) -> Rerun:
     return rerun
 
 
-def gate_tests(
-    toolchain: Toolchain,
-    baseline: Tree,
-    candidate: Tree,
-    *,
-    revision: str,
-    cache_dir: Path,
-) -> tuple[TestGateResult, TestRun, TestRun]:
-    """Baseline (cached), candidate, verdict: the whole test gate for one candidate."""
+def run_test_pair(
+    toolchain: Toolchain, baseline: Tree, candidate: Tree, *, revision: str, cache_dir: Path
+) -> tuple[TestRun, TestRun]:
+    """The baseline's test run (cached) and the candidate's: the gate's evidence, not judged."""
     base_run = run_baseline_tests(toolchain, baseline, revision=revision, cache_dir=cache_dir)
-    cand_run = toolchain.run_tests(candidate)
+    return base_run, toolchain.run_tests(candidate)
+
+
+def judge_test_pair(
+    toolchain: Toolchain, baseline: Tree, candidate: Tree, base_run: TestRun, cand_run: TestRun
+) -> TestGateResult:
+    """The gate's verdict on two test runs, re-running suspects on the trees they ran in."""
     result = judge_tests(
         base_run,
         cand_run,
@@ -491,4 +492,20 @@ def gate_tests(
         # Allowed by the manifest (or the run would have been refused): said first, loudly.
         warning = f"WARNING: {problem}; judged anyway ([tests] allow_failing_baseline = true)"
         result = replace(result, detail=(warning, *result.detail))
+    return result
+
+
+def gate_tests(
+    toolchain: Toolchain,
+    baseline: Tree,
+    candidate: Tree,
+    *,
+    revision: str,
+    cache_dir: Path,
+) -> tuple[TestGateResult, TestRun, TestRun]:
+    """Baseline (cached), candidate, verdict: the whole test gate for one candidate."""
+    base_run, cand_run = run_test_pair(
+        toolchain, baseline, candidate, revision=revision, cache_dir=cache_dir
+    )
+    result = judge_test_pair(toolchain, baseline, candidate, base_run, cand_run)
     return result, base_run, cand_run

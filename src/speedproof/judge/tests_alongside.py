@@ -1,0 +1,98 @@
+"""The test gate's runs beside the untimed stages after it: inputs, behaviour and variants.
+
+The target's own tests and the stages that follow them all run programs untimed, and on a 2-core
+machine a test run leaves a core idle much of the time (a Go test run is one compile, then one
+test binary at a time: 0.5-0.9 s of a logstat judgement, 1.3-2.1 s of a digraph one), while
+making the unseen inputs (0.3-4 s) and the behaviour and variants gates (2-11 s) take longer
+(docs/adr/0081). So the baseline's and the candidate's test runs go on
+a thread of their own while those stages proceed, and are joined before anything is timed.
+
+What does not change: the verdict. A failing test ends the candidate even where a later stage
+ended it meanwhile (the join comes first on that path), and suspects are re-run for flakiness
+only at the join, on the judge's thread, with nothing else of the judgement running. The
+sides stay apart: each stage runs in disposable copies of its own (`Isolation.copies`), in the
+sandbox. Without a sandbox (`--no-sandbox`) a candidate's test could reach the other stage's
+copies while they run, so there the runs happen first, in order, as they always did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from speedproof.ground.toolchain import TestRun, Toolchain, Tree
+from speedproof.judge.early_end import Ended
+from speedproof.judge.tests.gate import TestGateResult, judge_test_pair
+
+
+@dataclass(frozen=True)
+class TestRuns:
+    """Both sides' test runs, and the seconds they took together."""
+
+    __test__: ClassVar[bool] = False  # not a pytest class, whatever its name
+
+    baseline: TestRun
+    candidate: TestRun
+    seconds: float
+
+    def judged(self, toolchain: Toolchain, baseline: Tree, candidate: Tree) -> TestGateResult:
+        """The gate's verdict on these runs; suspects re-run in the trees they ran in."""
+        return judge_test_pair(toolchain, baseline, candidate, self.baseline, self.candidate)
+
+    def detail(self, result: TestGateResult) -> dict[str, Any]:
+        """The test gate's ledger detail."""
+        return {
+            "baseline": self.baseline.describe(),
+            "candidate": self.candidate.describe(),
+            "baseline_cached": self.baseline.cached,
+            "detail": list(result.detail),
+            "recovered_flaky": list(result.recovered_flaky),
+        }
+
+
+class TestsAlongside:
+    """The test runs under way (or done), and what judges and records them once they are."""
+
+    __test__ = False  # not a pytest class, whatever its name
+
+    def __init__(self, runs: Future[TestRuns], finish: Callable[[TestRuns], None]) -> None:
+        self._runs = runs
+        self._finish = finish
+        self.finished = False
+
+    def poll(self) -> None:
+        """Judge the runs now if they are done, so a failing test ends the candidate at once
+        instead of after the stages beside it."""
+        if self._runs.done():
+            self.join()
+
+    def join(self) -> None:
+        """Wait for the runs, then judge and record them (once); raises `Ended` on a failure."""
+        if self.finished:
+            return
+        self.finished = True
+        self._finish(self._runs.result())
+
+
+@contextmanager
+def alongside(
+    run: Callable[[], TestRuns], finish: Callable[[TestRuns], None], *, alongside: bool
+) -> Iterator[TestsAlongside]:
+    """`run` on a thread of its own while the body runs (`alongside`), or first, in order.
+
+    The body calls `join` before it times anything. A body ended by a later gate still gets the
+    tests' verdict first: a failing test outranks what ended it.
+    """
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="speedproof-tests") as pool:
+        tests = TestsAlongside(pool.submit(run), finish)
+        if not alongside:
+            tests.join()
+        try:
+            yield tests
+        except Ended:
+            tests.join()
+            raise
+        tests.join()
