@@ -155,7 +155,7 @@ class _Join:
 
 
 def _joins(unit: PyUnit) -> list[_Join]:
-    declared = _declared_global(unit.function)
+    declared = declared_global(unit.function)
     found = []
     for node in unit.function_nodes(cst.IndentedBlock):
         assert isinstance(node, cst.IndentedBlock)
@@ -260,7 +260,8 @@ def _obviously_not_text(node: cst.BaseExpression) -> bool:
         return False
 
 
-def _declared_global(function: cst.FunctionDef) -> set[str]:
+def declared_global(function: cst.FunctionDef) -> set[str]:
+    """The names the function (or a function nested in it) declares global or nonlocal."""
     names: set[str] = set()
 
     class _Declared(cst.CSTVisitor):

@@ -1,10 +1,11 @@
 """The rule registry: every rewrite rule, by language, in the order they are tried.
 
 The order is the expected size of the win on a hot function: removing a per-call linear scan,
-a per-call compilation or a comparator's n·log2(n) recomputations first, then quadratic string
-building, then I/O and sorting, then changes whose benefit depends on the interpreter
-(list-and-join in CPython, which sometimes extends strings in place; a look-up hoisted out of a
-loop, a few per cent).
+a per-call compilation or a comparator's n·log2(n) recomputations first, then quadratic building
+(bytes grown in a loop, which CPython never extends in place; a literal appended n times), then
+I/O and sorting, then changes whose benefit depends on the interpreter (list-and-join of str in
+CPython, which sometimes extends strings in place; a look-up hoisted out of a loop, a few per
+cent).
 
 Each rule says what it looks for in words (`looks_for`), and may explain in words why it writes
 no rewrite for a function (`explain`); `survey` reports both for every rule, so a campaign can
@@ -29,6 +30,7 @@ from speedproof.agents.heuristic import (
     go_sort_keys,
     go_writer,
     go_writer_var,
+    py_bytes,
     py_hoist,
     py_inline,
     py_membership,
@@ -92,6 +94,14 @@ PYTHON_RULES: tuple[Rule[PyUnit], ...] = (
         py_membership.find_literal,
         py_membership.propose_literal,
         "a membership test against a list or tuple display of 3 or more literals",
+    ),
+    Rule(
+        py_bytes.RULE,
+        "string_building",
+        py_bytes.find,
+        py_bytes.propose,
+        "bytes started empty and grown with += in a loop",
+        py_bytes.explain,
     ),
     Rule(
         py_strings.REPEAT_RULE,
