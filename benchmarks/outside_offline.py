@@ -4,12 +4,11 @@
         [--work DIR] [--max-candidates N]
 
 Each target is set up as `benchmarks/outside_targets.py` sets it up (the source in a fresh git
-repository, `speedproof init` for the manifest; Python-Markdown is added here the same way),
-then `speedproof optimize --model
-heuristic` runs on it with every defence on. Prints, per target, each judged candidate's
-function, rule, verdict and change (from the campaign's `report.json`) and the campaign's exit.
-A set-up kept with `--work` is reused: a folder that already holds the repository is not set up
-again.
+repository, `speedproof init` for the manifest; Python-Markdown and pdfminer.six are added here
+the same way), then `speedproof optimize --model heuristic` runs on it with every defence on.
+Prints, per target, each judged candidate's function, rule, verdict and change (from the
+campaign's `report.json`) and the campaign's exit. A set-up kept with `--work` is reused: a
+folder that already holds the repository is not set up again.
 """
 
 from __future__ import annotations
@@ -25,11 +24,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from encrypted_pdf import encrypted_pdf  # type: ignore[import-not-found]
 from outside_targets import TARGETS as JUDGED  # type: ignore[import-not-found]
 from outside_targets import commit, run, speedproof
 
 MARKDOWN = "markdown==3.11.3"
 DOC_COPIES = 3
+PDFMINER = "pdfminer.six==20260107"
+# Two RC4-encrypted one-page charts (seed, points a series): 235 KB and 200 KB, the second the
+# sibling init takes for a second workload.
+CHARTS = {"chart-daily.pdf": (1, 3300), "chart-weekly.pdf": (2, 2800)}
+# A PDF is a binary input, which init's mutator keeps as it is: no holdout, and its twins are
+# copies, which the carry-over rule counts as seen input. init asks for a holdout of one's own;
+# this is it, a third chart outside the repository.
+HOLDOUT_CHART = ("chart-monthly.pdf", 3, 3000)
 
 
 def setup_markdown(work: Path) -> Path:
@@ -52,19 +60,64 @@ def setup_markdown(work: Path) -> Path:
     run(["git", "init", "-q"], repo)
     commit(repo, "Python-Markdown 3.11.3")
     run([speedproof(), "init", ".", "--", "python", "-m", "markdown", "bench/docs.md"], repo)
-    manifest = repo / "speedproof.toml"
+    use_interpreter(repo / "speedproof.toml", venv / "bin" / "python")
+    commit(repo, "speedproof manifest")
+    return repo
+
+
+def setup_pdfminer(work: Path) -> Path:
+    """pdfminer.six, the PyPI sdist: its `dumppdf.py -a -t` (every object, streams decrypted
+    and decoded as text) over a chart encrypted with RC4, as `encrypted_pdf.py` writes it."""
+    download = work / "download"
+    run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+         "-d", str(download), PDFMINER], work)  # fmt: skip
+    sdist = next(download.glob("pdfminer_six-*.tar.gz"))
+    with tarfile.open(sdist) as archive:
+        archive.extractall(work, filter="data")
+    repo = work / sdist.name.removesuffix(".tar.gz")
+    (repo / "bench").mkdir()
+    for name, (seed, points) in CHARTS.items():
+        (repo / "bench" / name).write_bytes(encrypted_pdf(seed, points))
+    venv = work / "venv"
+    run([sys.executable, "-m", "venv", str(venv)], work)
+    # Its two dependencies; pdfminer itself runs from the repository (the source root).
+    run([str(venv / "bin" / "pip"), "install", "-q", "pytest", "charset-normalizer",
+         "cryptography"], work)  # fmt: skip
+    run(["git", "init", "-q"], repo)
+    commit(repo, "pdfminer.six 20260107")
+    command = ["python", "tools/dumppdf.py", "-a", "-t", "bench/chart-daily.pdf"]
+    run([speedproof(), "init", ".", "--", *command], repo)
+    use_interpreter(repo / "speedproof.toml", venv / "bin" / "python")
+    name, seed, points = HOLDOUT_CHART
+    holdout = work / "holdout"
+    holdout.mkdir()
+    (holdout / name).write_bytes(encrypted_pdf(seed, points))
+    with (repo / "speedproof.toml").open("a") as manifest:
+        manifest.write(
+            "\n# The holdout init asks for on a binary input: a third chart, outside the repo.\n"
+            f'[[workloads]]\nid = "chart-monthly"\ntier = "holdout"\n'
+            f'args = ["-a", "-t", "{{holdout}}/{name}"]\n\n[holdout]\ndir = "{holdout}"\n'
+        )
+    commit(repo, "speedproof manifest")
+    return repo
+
+
+def use_interpreter(manifest: Path, python: Path) -> None:
+    """The manifest as init wrote it, but for `[target] interpreter`: the target's venv, which
+    has pytest and the target's dependencies."""
     lines = manifest.read_text().splitlines(keepends=True)
-    python = venv / "bin" / "python"
     manifest.write_text(
         "".join(
             f'interpreter = "{python}"\n' if x.startswith("interpreter =") else x for x in lines
         )
     )
-    commit(repo, "speedproof manifest")
-    return repo
 
 
-TARGETS: dict[str, Callable[[Path], Path]] = {**JUDGED, "markdown": setup_markdown}
+TARGETS: dict[str, Callable[[Path], Path]] = {
+    **JUDGED,
+    "markdown": setup_markdown,
+    "pdfminer": setup_pdfminer,
+}
 
 
 def repository(work: Path, name: str) -> Path:
