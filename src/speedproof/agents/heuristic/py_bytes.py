@@ -25,6 +25,7 @@ so far were).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -80,7 +81,7 @@ def _sites(unit: PyUnit) -> list[_Site]:
 
 def _site(
     unit: PyUnit,
-    later: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement],
+    later: Sequence[cst.BaseStatement],
     init: cst.SimpleStatementLine,
     start: _Start,
     declared: set[str],
@@ -270,7 +271,7 @@ def propose(unit: PyUnit) -> Proposal | None:
 
 
 def _around(before: cst.BaseStatement, after: cst.BaseStatement) -> Replacement:
-    def build(updated: cst.BaseStatement) -> cst.FlattenSentinel[cst.BaseStatement]:
+    def build(updated: cst.For | cst.While) -> cst.FlattenSentinel[cst.BaseStatement]:
         moved = updated.with_changes(leading_lines=())
         first = before.with_changes(leading_lines=updated.leading_lines)
         return cst.FlattenSentinel([first, moved, after])
