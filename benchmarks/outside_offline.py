@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -86,8 +87,10 @@ def setup_pdfminer(work: Path) -> Path:
     run(["git", "init", "-q"], repo)
     commit(repo, "pdfminer.six 20260107")
     command = ["python", "tools/dumppdf.py", "-a", "-t", "bench/chart-daily.pdf"]
-    run([speedproof(), "init", ".", "--", *command], repo)
-    use_interpreter(repo / "speedproof.toml", venv / "bin" / "python")
+    # init runs the baseline with the python3 on PATH; the venv's comes first, as it alone has
+    # cryptography, which pdfminer imports at start-up. The manifest stays as init wrote it.
+    path = f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    run([speedproof(), "init", ".", "--", *command], repo, env={**os.environ, "PATH": path})
     name, seed, points = HOLDOUT_CHART
     holdout = work / "holdout"
     holdout.mkdir()
