@@ -1,4 +1,4 @@
-"""py-join-bytes: bytes grown with += in a loop, collected in a list and joined once.
+"""py-join-bytes: bytes grown with += in a loop, grown in place in a bytearray instead.
 
 CPython extends a str in place when nothing else holds it, but never bytes: `data += chunk`
 copies everything built so far on every iteration, so n chunks copy O(n²) bytes. hexdump 3.3's
@@ -8,19 +8,22 @@ copies everything built so far on every iteration, so n chunks copy O(n²) bytes
 The shape: `name = START`, then, in the same block and with nothing between reading `name`, a
 `for` or `while` loop whose only uses of `name` are `name += part`. START is an empty bytes
 value, `b""` or `bytes()`, or a conditional whose branches are each an empty bytes or str value
-(`bytes() if PY3K else ''`, code written for both Pythons). The start stays as it is; a list
-`name_parts = []` is made before the loop, each step becomes `name_parts.append(part)`, and
-`name = name.join(name_parts)` follows the loop.
+(`bytes() if PY3K else ''`, code written for both Pythons). The start stays as it is. A bytes
+start gets `name_buffer = bytearray()` before the loop, each step becomes `name_buffer += part`
+and `name = name + bytes(name_buffer)` follows the loop: one buffer, grown in place. A start
+that may be str gets a list, `name_parts.append(part)` a step and `name = name.join(name_parts)`
+after the loop; a list holds an object per part, which on pdfminer's one-byte parts put the
+peak memory up 80.58 %, so bytes alone do not take it.
 
-Exactness: `name` holds its empty start until the loop ends, so `name.join(parts)` is the parts
-concatenated in order, of the start's type: `b"".join` takes the bytes-like objects `b"" + part`
-takes (bytes, bytearray, memoryview) and returns bytes, as `+` does, and `"".join` takes str as
-`+` does. A part of another type raises TypeError either way, at the join rather than at its
-step; a part that is visibly of another type (a literal, a number, a display) is declined. Also
-declined, each with its reason: a start that is not empty, `name` declared global or nonlocal,
-read between its start and the loop or inside the loop other than by its `+=` (a nested
-function included), and a loop inside a `try` (a handler would find the start where the bytes
-so far were).
+Exactness: `name` holds its empty start until the loop ends, so adding the buffer, or joining
+the parts with it, gives the parts concatenated in order, of the start's type. A bytearray
+takes with `+=` the bytes-like objects `b"" + part` takes (bytes, bytearray, memoryview) and
+raises TypeError at the same step on any other; `b"".join` and `"".join` take what `+` takes,
+and raise at the join rather than at the step. A part that is visibly of another type (a
+literal, a number, a display) is declined. Also declined, each with its reason: a start that
+is not empty, `name` declared global or nonlocal, read between its start and the loop or inside
+the loop other than by its `+=` (a nested function included), and a loop inside a `try` (a
+handler would find the start where the bytes so far were).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class _Site:
     loop: cst.For | cst.While
     steps: tuple[cst.AugAssign, ...]
     refusal: str | None
+    only_bytes: bool  # the start is bytes on every branch, so a bytearray can hold the parts
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ def _site(
             continue
         assert isinstance(statement, cst.For | cst.While)
         refusal = _refusal(unit, statement, start, steps, declared, between=between)
-        return _Site(init, name, statement, steps, refusal)
+        return _Site(init, name, statement, steps, refusal, start.kinds == frozenset({bytes}))
     return None
 
 
@@ -250,24 +254,51 @@ def propose(unit: PyUnit) -> Proposal | None:
     mapping: dict[int, Replacement] = {}
     taken: set[str] = set()
     for site in sites:
-        parts = unit.fresh_name(f"{site.name}_parts", taken)
-        taken.add(parts)
-        for step in site.steps:
-            append = cst.Call(
-                func=cst.Attribute(value=cst.Name(parts), attr=cst.Name("append")),
-                args=[cst.Arg(value=step.value)],
-            )
-            mapping[id(step)] = cst.Expr(value=append, semicolon=step.semicolon)
-        made = cst.parse_statement(f"{parts} = []\n")
-        joined = cst.parse_statement(f"{site.name} = {site.name}.join({parts})\n")
-        mapping[id(site.loop)] = _around(made, joined)
+        if site.only_bytes:
+            mapping.update(_into_bytearray(unit, site, taken))
+        else:
+            mapping.update(_into_list(unit, site, taken))
     new_function = replace_nodes(unit.function, mapping)
     hypothesis = (
         f"{unit.function.name.value} grows bytes with += inside a loop, and CPython copies "
-        "bytes built so far on every step (it extends only str in place); collecting the "
-        "parts in a list and joining once copies each part once."
+        "bytes built so far on every step (it extends only str in place); a bytearray "
+        "grown in place (or, for a start that may be str, a list joined once) copies each "
+        "part once."
     )
     return function_proposal(unit, finding, new_function, hypothesis=hypothesis)
+
+
+def _into_bytearray(unit: PyUnit, site: _Site, taken: set[str]) -> dict[int, Replacement]:
+    """Bytes only: the parts go into a bytearray, extended in place, made bytes after the loop.
+    A list of parts would hold an object per part: on pdfminer's RC4 loop, one per byte, the
+    judge measured the peak memory +80.58 %, past its 2 % guardrail."""
+    buffer = unit.fresh_name(f"{site.name}_buffer", taken)
+    taken.add(buffer)
+    mapping: dict[int, Replacement] = {
+        id(step): step.with_changes(target=cst.Name(buffer)) for step in site.steps
+    }
+    made = cst.parse_statement(f"{buffer} = bytearray()\n")
+    # The name still holds its empty start, so adding keeps the start's type: bytes.
+    joined = cst.parse_statement(f"{site.name} = {site.name} + bytes({buffer})\n")
+    mapping[id(site.loop)] = _around(made, joined)
+    return mapping
+
+
+def _into_list(unit: PyUnit, site: _Site, taken: set[str]) -> dict[int, Replacement]:
+    """A start that may be str: the parts go into a list joined once by the start itself."""
+    parts = unit.fresh_name(f"{site.name}_parts", taken)
+    taken.add(parts)
+    mapping: dict[int, Replacement] = {}
+    for step in site.steps:
+        append = cst.Call(
+            func=cst.Attribute(value=cst.Name(parts), attr=cst.Name("append")),
+            args=[cst.Arg(value=step.value)],
+        )
+        mapping[id(step)] = cst.Expr(value=append, semicolon=step.semicolon)
+    made = cst.parse_statement(f"{parts} = []\n")
+    joined = cst.parse_statement(f"{site.name} = {site.name}.join({parts})\n")
+    mapping[id(site.loop)] = _around(made, joined)
+    return mapping
 
 
 def _around(before: cst.BaseStatement, after: cst.BaseStatement) -> Replacement:
