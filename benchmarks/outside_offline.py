@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from typing import Any
 
 from encrypted_pdf import encrypted_pdf  # type: ignore[import-not-found]
 from outside_targets import TARGETS as JUDGED  # type: ignore[import-not-found]
-from outside_targets import commit, run, speedproof
+from outside_targets import commit, run, speedproof, unpacked_sdist
 
 MARKDOWN = "markdown==3.11.3"
 DOC_COPIES = 3
@@ -44,13 +43,7 @@ HOLDOUT_CHART = ("chart-monthly.pdf", 3, 3000)
 def setup_markdown(work: Path) -> Path:
     """Python-Markdown, the PyPI sdist: `python -m markdown` over its own documentation (every
     docs/**/*.md, 303 KB) three times over."""
-    download = work / "download"
-    run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-         "-d", str(download), MARKDOWN], work)  # fmt: skip
-    sdist = next(download.glob("markdown-*.tar.gz"))
-    with tarfile.open(sdist) as archive:
-        archive.extractall(work, filter="data")
-    repo = work / sdist.name.removesuffix(".tar.gz")
+    repo = unpacked_sdist(work, MARKDOWN, "markdown-*.tar.gz")
     (repo / "bench").mkdir()
     text = "".join(p.read_text() for p in sorted((repo / "docs").rglob("*.md")))
     (repo / "bench" / "docs.md").write_text(text * DOC_COPIES)
@@ -69,13 +62,7 @@ def setup_markdown(work: Path) -> Path:
 def setup_pdfminer(work: Path) -> Path:
     """pdfminer.six, the PyPI sdist: its `dumppdf.py -a -t` (every object, streams decrypted
     and decoded as text) over a chart encrypted with RC4, as `encrypted_pdf.py` writes it."""
-    download = work / "download"
-    run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-         "-d", str(download), PDFMINER], work)  # fmt: skip
-    sdist = next(download.glob("pdfminer_six-*.tar.gz"))
-    with tarfile.open(sdist) as archive:
-        archive.extractall(work, filter="data")
-    repo = work / sdist.name.removesuffix(".tar.gz")
+    repo = unpacked_sdist(work, PDFMINER, "pdfminer_six-*.tar.gz")
     # The sdist ships the tests but not the samples/ folder ten of them read (90 of its 242
     # tests fail on the missing files, and the judge refuses a baseline whose tests fail): those
     # ten files are left out; the other eight (91 tests), test_pdfminer_crypto.py among them, stay.

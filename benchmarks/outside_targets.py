@@ -72,14 +72,19 @@ def speedproof() -> str:
     return found
 
 
-def setup_sqlparse(work: Path) -> Path:
+def unpacked_sdist(work: Path, requirement: str, pattern: str) -> Path:
+    """The PyPI sdist of `requirement` (its file matching `pattern`), unpacked in `work`."""
     download = work / "download"
     run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-         "-d", str(download), SQLPARSE], work)  # fmt: skip
-    sdist = next(download.glob("sqlparse-*.tar.gz"))
+         "-d", str(download), requirement], work)  # fmt: skip
+    sdist = next(download.glob(pattern))
     with tarfile.open(sdist) as archive:
         archive.extractall(work, filter="data")
-    repo = work / sdist.name.removesuffix(".tar.gz")
+    return work / sdist.name.removesuffix(".tar.gz")
+
+
+def setup_sqlparse(work: Path) -> Path:
+    repo = unpacked_sdist(work, SQLPARSE, "sqlparse-*.tar.gz")
     (repo / "bench").mkdir()
     text = "".join((repo / "tests" / "files" / name).read_text() for name in SQL_FILES)
     (repo / "bench" / "procs.sql").write_text(text * SQL_COPIES)

@@ -41,6 +41,7 @@ from speedproof.agents.heuristic.py_facts import (
     names_in,
     replace_nodes,
 )
+from speedproof.agents.heuristic.py_grown import appended, is_growth_of, single_assignment
 from speedproof.agents.heuristic.py_strings import declared_global
 from speedproof.agents.heuristic.subject import Finding, Proposal
 
@@ -137,23 +138,15 @@ def _refusal(
 
 def _start(unit: PyUnit, statement: cst.BaseStatement) -> _Start | None:
     """The start of a line that is exactly `name = <bytes, or a conditional with bytes>`."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+    assignment = single_assignment(statement)
+    if assignment is None:
         return None
-    assign = statement.body[0]
-    if not (
-        isinstance(assign, cst.Assign)
-        and len(assign.targets) == 1
-        and isinstance(assign.targets[0].target, cst.Name)
-    ):
-        return None
-    branches = [assign.value]
-    if isinstance(assign.value, cst.IfExp):
-        branches = [assign.value.body, assign.value.orelse]
+    name, value = assignment
+    branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
     values = [_text_value(unit, branch) for branch in branches]
     if any(v is None for v in values) or not any(isinstance(v, bytes) for v in values):
         return None
-    kinds = frozenset(type(v) for v in values)
-    return _Start(assign.targets[0].target.value, kinds, empty=not any(values))
+    return _Start(name, frozenset(type(v) for v in values), empty=not any(values))
 
 
 def _text_value(unit: PyUnit, node: cst.BaseExpression) -> str | bytes | None:
@@ -178,11 +171,7 @@ def _steps(loop: cst.For | cst.While, name: str) -> tuple[cst.AugAssign, ...]:
 
     class _Scan(cst.CSTVisitor):
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if (
-                isinstance(node.target, cst.Name)
-                and node.target.value == name
-                and isinstance(node.operator, cst.AddAssign)
-            ):
+            if is_growth_of(node, name):
                 steps.append(node)
 
     loop.visit(_Scan())
@@ -290,11 +279,7 @@ def _into_list(unit: PyUnit, site: _Site, taken: set[str]) -> dict[int, Replacem
     taken.add(parts)
     mapping: dict[int, Replacement] = {}
     for step in site.steps:
-        append = cst.Call(
-            func=cst.Attribute(value=cst.Name(parts), attr=cst.Name("append")),
-            args=[cst.Arg(value=step.value)],
-        )
-        mapping[id(step)] = cst.Expr(value=append, semicolon=step.semicolon)
+        mapping[id(step)] = appended(parts, step)
     made = cst.parse_statement(f"{parts} = []\n")
     joined = cst.parse_statement(f"{site.name} = {site.name}.join({parts})\n")
     mapping[id(site.loop)] = _around(made, joined)

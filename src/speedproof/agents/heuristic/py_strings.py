@@ -26,6 +26,7 @@ from speedproof.agents.heuristic.py_facts import (
     names_in,
     replace_nodes,
 )
+from speedproof.agents.heuristic.py_grown import appended, is_growth_of, single_assignment
 from speedproof.agents.heuristic.subject import Finding, Proposal
 
 REPEAT_RULE = "py-repeat-concat"
@@ -191,22 +192,14 @@ def _join(
 
 def _string_start(statement: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | None:
     """(name, literal) for a line that is exactly `name = "<str literal>"`."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    assign = statement.body[0]
-    if not (
-        isinstance(assign, cst.Assign)
-        and len(assign.targets) == 1
-        and isinstance(assign.targets[0].target, cst.Name)
-    ):
+    assignment = single_assignment(statement)
+    if assignment is None:
         return None
     try:
-        value = literal_value(assign.value)
+        value = literal_value(assignment[1])
     except (ValueError, SyntaxError):
         return None
-    if not isinstance(value, str):
-        return None
-    return assign.targets[0].target.value, assign.value
+    return assignment if isinstance(value, str) else None
 
 
 def _appends_only(loop: cst.For | cst.While, name: str) -> tuple[cst.AugAssign, ...] | None:
@@ -223,11 +216,7 @@ def _appends_only(loop: cst.For | cst.While, name: str) -> tuple[cst.AugAssign, 
                 uses += 1
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if (
-                isinstance(node.target, cst.Name)
-                and node.target.value == name
-                and isinstance(node.operator, cst.AddAssign)
-            ):
+            if is_growth_of(node, name):
                 steps.append(node)
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -304,11 +293,7 @@ def propose_join(unit: PyUnit) -> Proposal | None:
             body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(parts))], value=_list_of(start))]
         )
         for step in join.steps:
-            append = cst.Call(
-                func=cst.Attribute(value=cst.Name(parts), attr=cst.Name("append")),
-                args=[cst.Arg(value=step.value)],
-            )
-            mapping[id(step)] = cst.Expr(value=append, semicolon=step.semicolon)
+            mapping[id(step)] = appended(parts, step)
         joined = cst.parse_statement(f'{join.name} = "".join({parts})\n')
         mapping[id(join.loop)] = _followed_by(joined)
     new_function = replace_nodes(unit.function, mapping)
