@@ -634,7 +634,8 @@ def test_a_dispatched_proposal_shows_in_the_event_log_by_what_it_is_not_its_reco
     with Ledger.in_folder(folder) as ledger:
         add_event(ledger, "dispatched", {"parent": "b" * 40, "diff": diff, "records": records})
     paths = write_report(folder)
-    for page in (paths.html.read_text(), paths.markdown.read_text()):
+    # Markdown escapes the underscores of words it writes as text.
+    for page in (paths.html.read_text(), paths.markdown.read_text().replace("\\_", "_")):
         assert "count_words" in page and "diff_lines" in page
         assert "of a long diff" not in page and "the whole prompt" not in page
     body = next(
@@ -644,3 +645,31 @@ def test_a_dispatched_proposal_shows_in_the_event_log_by_what_it_is_not_its_reco
         if e["kind"] == "dispatched"
     )
     assert body["diff"] == diff and body["records"] == records
+
+
+def test_a_campaigns_options_and_events_read_as_words_not_json(tmp_path: Path) -> None:
+    folder = tmp_path / "campaign"
+    build_campaign_ledger(folder)
+    with Ledger.in_folder(folder) as ledger:
+        add_event(ledger, "note", {"what": "abandoned", "candidate": 7, "retried": False})
+    paths = write_report(folder)
+    html = "".join(_parse(paths.html.read_text()).text)
+    markdown = paths.markdown.read_text().replace("\\_", "_")
+    for page in (html, markdown):
+        assert "budget_usd 2; max_candidates 8" in page
+        assert "candidate 7; retried no; what abandoned" in page
+        assert '{"' not in page
+
+
+def test_the_opening_a_a_check_has_a_line_of_its_own(tmp_path: Path) -> None:
+    folder = tmp_path / "campaign"
+    build_campaign_ledger(folder)
+    check = {"what": "a/a", "verdict": "rejected", "reasons": ["memory +28.82 %"], "looks": 4}
+    with Ledger.in_folder(folder) as ledger:
+        add_event(ledger, "note", {**check, "pairs": 40})
+    paths = write_report(folder)
+    html = "".join(_parse(paths.html.read_text()).text)
+    assert "unsteady the base against itself: rejected after 40 pairs in 4 look(s)" in html
+    assert "memory +28.82 %" in html
+    markdown = paths.markdown.read_text()
+    assert "A/A check, the base against itself: rejected after 40 pairs" in markdown

@@ -23,6 +23,7 @@ _FILTERS: dict[str, Any] = {
     "seconds": fmt.seconds,
     "usd": fmt.usd,
     "when": fmt.when,
+    "plain": fmt.plain,
     "compact_json": lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False),
     "rests_on_reading": rests_on_reading,
 }

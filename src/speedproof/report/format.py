@@ -64,3 +64,25 @@ def usd(value: float) -> str:
 def when(stamp: str | None) -> str:
     """An ISO timestamp to `2024-05-01 12:03:04` (UTC as written)."""
     return "" if stamp is None else stamp[:19].replace("T", " ")
+
+
+def plain(value: object) -> str:
+    """A recorded value in words, not JSON: `key value; key value` for a mapping (a nested one
+    in parentheses), items joined by commas, yes/no for booleans, none for a missing value."""
+    if isinstance(value, dict):
+        return _plain_mapping(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(plain(item) for item in value) if value else "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _plain_mapping(value: dict[object, object]) -> str:
+    parts = [
+        f"{key} ({plain(item)})" if isinstance(item, dict) and item else f"{key} {plain(item)}"
+        for key, item in value.items()
+    ]
+    return "; ".join(parts) if parts else "nothing"

@@ -378,6 +378,14 @@ class Campaign(_Model):
     def count(self, status: Status) -> int:
         return sum(1 for c in self.candidates if c.status == status)
 
+    @property
+    def stability(self) -> dict[str, Any] | None:
+        """The opening A/A check's record (the base against itself), if the campaign ran one."""
+        for event in self.events:
+            if isinstance(event.body, dict) and event.body.get("what") == "a/a":
+                return event.body
+        return None
+
 
 class ReportData(_Model):
     schema_version: int = REPORT_SCHEMA
