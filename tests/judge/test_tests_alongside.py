@@ -55,30 +55,11 @@ def test_a_later_gate_ends_the_candidate_once_the_tests_are_judged_and_pass() ->
     assert judged == [RUNS]
 
 
-def test_a_finished_failing_test_run_ends_the_candidate_at_the_next_poll() -> None:
-    done = threading.Event()
-    reached: list[str] = []
-
-    def run() -> TestRuns:
-        done.set()
-        return RUNS
-
-    def finish(runs: TestRuns) -> None:
-        raise Ended(failed("TestParse newly fails"))
-
-    with pytest.raises(Ended), alongside(run, finish, alongside=True) as tests:
-        assert done.wait(timeout=10)
-        while not tests.finished:
-            tests.poll()
-        reached.append("behaviour")
-    assert reached == []
-
-
 def test_the_runs_are_judged_once_however_often_they_are_joined() -> None:
     judged: list[TestRuns] = []
     with alongside(lambda: RUNS, judged.append, alongside=True) as tests:
         tests.join()
-        tests.poll()
+        tests.join()
     assert judged == [RUNS]
 
 

@@ -1,7 +1,7 @@
 """One candidate through every gate and the timed lane to evidence, a verdict and a ledger record.
 
 The order is the architecture's: guard → apply → guard again → build → tests → behaviour →
-measurement → policy; the tests run beside the untimed stages after them (`tests_alongside`).
+measurement → policy; the tests run beside the inputs and behaviour stages (`tests_alongside`).
 Each gate's result lands in the ledger as it finishes; a gate that fails ends the candidate, and
 even then the verdict comes from `policy.decide`: one place turns evidence into words.
 
@@ -239,13 +239,11 @@ class Judge:
                 self._tests(candidate_id, sides) as tests,
                 self._unseen(candidate_id, sides) as judged,
             ):
-                tests.poll()
                 behaviour = self._behaviour(candidate_id, sides, judged)
-                tests.poll()
-                self._untouched(candidate_id, sides, "behaviour")
-                self._variants(candidate_id, sides, behaviour)
                 tests.join()
                 self._untouched(candidate_id, sides, "tests")
+                self._untouched(candidate_id, sides, "behaviour")
+                self._variants(candidate_id, sides, behaviour)
                 measured = self._measure(candidate_id, sides, behaviour, judged)
             self._untouched(candidate_id, sides, "measure")
             return measured
@@ -361,7 +359,7 @@ class Judge:
 
     @contextmanager
     def _tests(self, candidate_id: int, sides: Sides) -> Iterator[TestsAlongside]:
-        """The test gate, its runs beside the untimed stages after it (`tests_alongside`)."""
+        """The test gate, its runs beside the inputs and behaviour stages (`tests_alongside`)."""
         self.progress("tests", "")
         with self.isolation.copies(sides, "tests") as (base_tree, cand_tree):
 

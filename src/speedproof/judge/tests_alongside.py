@@ -1,18 +1,21 @@
-"""The test gate's runs beside the untimed stages after it: inputs, behaviour and variants.
+"""The test gate's runs beside the untimed stages after it: the unseen inputs and behaviour.
 
 The target's own tests and the stages that follow them all run programs untimed, and on a 2-core
 machine a test run leaves a core idle much of the time (a Go test run is one compile, then one
 test binary at a time: 0.5-0.9 s of a logstat judgement, 1.3-2.1 s of a digraph one), while
-making the unseen inputs (0.3-4 s) and the behaviour and variants gates (2-11 s) take longer
-(docs/adr/0081). So the baseline's and the candidate's test runs go on
-a thread of their own while those stages proceed, and are joined before anything is timed.
+making the unseen inputs (0.3-4 s) and the behaviour gate (1.3-8 s) take longer
+(docs/adr/0081). So the baseline's and the candidate's test runs go on a thread of their own
+while those stages proceed, and are joined after the behaviour gate, before the variants gate
+and anything timed.
 
-What does not change: the verdict. A failing test ends the candidate even where a later stage
-ended it meanwhile (the join comes first on that path), and suspects are re-run for flakiness
-only at the join, on the judge's thread, with nothing else of the judgement running. The
-sides stay apart: each stage runs in disposable copies of its own (`Isolation.copies`), in the
-sandbox. Without a sandbox (`--no-sandbox`) a candidate's test could reach the other stage's
-copies while they run, so there the runs happen first, in order, as they always did.
+What does not change: the verdict, and which gates a judgement records. The join comes at one
+fixed point, never "when the tests happen to be done", so a run that takes longer on a node than
+here records the same gates: a failing test ends the candidate after the behaviour gate, and
+outranks it if that ended the candidate too. Suspects are re-run for flakiness only at the join,
+on the judge's thread, with nothing else of the judgement running. The sides stay apart: each
+stage runs in disposable copies of its own (`Isolation.copies`), in the sandbox. Without a
+sandbox (`--no-sandbox`) a candidate's test could reach the other stage's copies while they run,
+so there the runs happen first, in order, as they always did.
 """
 
 from __future__ import annotations
@@ -63,12 +66,6 @@ class TestsAlongside:
         self._finish = finish
         self.finished = False
 
-    def poll(self) -> None:
-        """Judge the runs now if they are done, so a failing test ends the candidate at once
-        instead of after the stages beside it."""
-        if self._runs.done():
-            self.join()
-
     def join(self) -> None:
         """Wait for the runs, then judge and record them (once); raises `Ended` on a failure."""
         if self.finished:
@@ -83,7 +80,7 @@ def alongside(
 ) -> Iterator[TestsAlongside]:
     """`run` on a thread of its own while the body runs (`alongside`), or first, in order.
 
-    The body calls `join` before it times anything. A body ended by a later gate still gets the
+    The body calls `join` at its one fixed point. A body ended by a later gate still gets the
     tests' verdict first: a failing test outranks what ended it.
     """
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="speedproof-tests") as pool:
