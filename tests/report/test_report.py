@@ -673,3 +673,15 @@ def test_the_opening_a_a_check_has_a_line_of_its_own(tmp_path: Path) -> None:
     assert "memory +28.82 %" in html
     markdown = paths.markdown.read_text()
     assert "A/A check, the base against itself: rejected after 40 pairs" in markdown
+
+
+def test_a_skipped_a_a_check_says_so_without_pairs(tmp_path: Path) -> None:
+    folder = tmp_path / "campaign"
+    build_campaign_ledger(folder)
+    skipped = {"what": "a/a", "verdict": "skipped", "reasons": ["--no-stability-check"]}
+    with Ledger.in_folder(folder) as ledger:
+        add_event(ledger, "note", skipped)
+    paths = write_report(folder)
+    html = "".join(_parse(paths.html.read_text()).text)
+    assert "skipped the base against itself: skipped; --no-stability-check" in html
+    assert "A/A check, the base against itself: skipped;" in paths.markdown.read_text()
