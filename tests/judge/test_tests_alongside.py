@@ -24,7 +24,7 @@ def test_the_test_runs_go_on_while_the_stages_after_them_run() -> None:
         seen.append(body_started.wait(timeout=10))
         return RUNS
 
-    with alongside(run, lambda runs: None, alongside=True) as tests:
+    with alongside(run, lambda runs: None, beside=True) as tests:
         body_started.set()
         tests.join()
     assert seen == [True]
@@ -32,7 +32,7 @@ def test_the_test_runs_go_on_while_the_stages_after_them_run() -> None:
 
 def test_without_a_sandbox_the_tests_are_judged_before_the_stages_after_them_start() -> None:
     order: list[str] = []
-    with alongside(lambda: RUNS, lambda runs: order.append("tests"), alongside=False):
+    with alongside(lambda: RUNS, lambda runs: order.append("tests"), beside=False):
         order.append("behaviour")
     assert order == ["tests", "behaviour"]
 
@@ -41,14 +41,14 @@ def test_a_failing_test_outranks_the_later_gate_that_ended_the_candidate() -> No
     def finish(runs: TestRuns) -> None:
         raise Ended(failed("TestParse newly fails"))
 
-    with pytest.raises(Ended) as ended, alongside(lambda: RUNS, finish, alongside=True):
+    with pytest.raises(Ended) as ended, alongside(lambda: RUNS, finish, beside=True):
         raise Ended(failed("stdout differs"))
     assert ended.value.evidence.failure_summary == ("TestParse newly fails",)
 
 
 def test_a_later_gate_ends_the_candidate_once_the_tests_are_judged_and_pass() -> None:
     judged: list[TestRuns] = []
-    judging = alongside(lambda: RUNS, judged.append, alongside=True)
+    judging = alongside(lambda: RUNS, judged.append, beside=True)
     with pytest.raises(Ended) as ended, judging:
         raise Ended(failed("stdout differs"))
     assert ended.value.evidence.failure_summary == ("stdout differs",)
@@ -57,7 +57,7 @@ def test_a_later_gate_ends_the_candidate_once_the_tests_are_judged_and_pass() ->
 
 def test_the_runs_are_judged_once_however_often_they_are_joined() -> None:
     judged: list[TestRuns] = []
-    with alongside(lambda: RUNS, judged.append, alongside=True) as tests:
+    with alongside(lambda: RUNS, judged.append, beside=True) as tests:
         tests.join()
         tests.join()
     assert judged == [RUNS]
@@ -67,6 +67,6 @@ def test_a_test_run_that_cannot_anchor_the_gate_raises_its_error_at_the_join() -
     def run() -> TestRuns:
         raise InfrastructureError("the baseline's tests did not run")
 
-    judging = alongside(run, lambda runs: None, alongside=True)
+    judging = alongside(run, lambda runs: None, beside=True)
     with pytest.raises(InfrastructureError, match="did not run"), judging as tests:
         tests.join()

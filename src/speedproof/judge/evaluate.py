@@ -379,7 +379,7 @@ class Judge:
                 result = runs.judged(self.toolchain, base_tree, cand_tree)
                 self._record_tests(candidate_id, result, runs, time.perf_counter() - start)
 
-            with alongside(run, finish, alongside=self.isolation.sandboxed) as tests:
+            with alongside(run, finish, beside=self.isolation.sandboxed) as tests:
                 yield tests
 
     def _record_tests(

@@ -76,16 +76,16 @@ class TestsAlongside:
 
 @contextmanager
 def alongside(
-    run: Callable[[], TestRuns], finish: Callable[[TestRuns], None], *, alongside: bool
+    run: Callable[[], TestRuns], finish: Callable[[TestRuns], None], *, beside: bool
 ) -> Iterator[TestsAlongside]:
-    """`run` on a thread of its own while the body runs (`alongside`), or first, in order.
+    """`run` on a thread of its own while the body runs (`beside`), or first, in order.
 
     The body calls `join` at its one fixed point. A body ended by a later gate still gets the
     tests' verdict first: a failing test outranks what ended it.
     """
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="speedproof-tests") as pool:
         tests = TestsAlongside(pool.submit(run), finish)
-        if not alongside:
+        if not beside:
             tests.join()
         try:
             yield tests
