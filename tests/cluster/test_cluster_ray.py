@@ -170,6 +170,9 @@ print(json.dumps({{
 }}))
 """
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    # The client server forks a server and a worker per connection: 28 s alone on 2 cores, past
+    # the 30 s default deadline under a full `make test`. The deadline has tests of its own.
+    env["SPEEDPROOF_RAY_CONNECT_TIMEOUT"] = "150"
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
     )
