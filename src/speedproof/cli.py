@@ -272,15 +272,24 @@ def report_command(
     out: Annotated[
         Path | None, typer.Option("--out", help="Write the report here instead.")
     ] = None,
+    single_file: Annotated[
+        bool,
+        typer.Option(
+            "--single-file",
+            help="Inline plotly.js (4.6 MB) into report.html instead of writing it beside.",
+        ),
+    ] = False,
 ) -> None:
     """Write report.html, report.md and report.json for a campaign folder."""
     from speedproof.report import write_report
 
     try:
-        paths = write_report(folder, out=out)
+        paths = write_report(folder, out=out, single_file=single_file)
     except SpeedproofError as exc:
         raise fail_on(exc) from exc
-    console.print(f"wrote {paths.html}, {paths.markdown} and {paths.json}")
+    console.print(f"wrote {paths.html}, {paths.markdown} and {paths.json}", highlight=False)
+    for beside in paths.beside:
+        console.print(f"wrote {beside} (report.html loads it)", highlight=False)
     if paths.plots_left_out is not None:
         # Written without plots rather than refused (see speedproof.report.html); said here too,
         # so the missing extra is not discovered only when the page is opened.

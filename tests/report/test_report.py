@@ -329,11 +329,33 @@ def test_the_page_loads_nothing_from_the_network(written: dict[str, str]) -> Non
     assert styles and not any("@import" in s or "url(" in s for s in styles)
 
 
-def test_plotly_js_is_inlined_exactly_once(written: dict[str, str]) -> None:
-    html = written["html"]
-    # A string only the plotly.js bundle holds, once however many figures the page draws.
-    assert html.count("plotly.js v") == 1
-    assert html.count("Plotly.newPlot(") == 2
+def test_plotly_js_is_written_beside_the_page_which_loads_it_once(
+    built: Built, tmp_path: Path
+) -> None:
+    paths = write_report(built.folder, out=tmp_path)
+    html = paths.html.read_text(encoding="utf-8")
+    # plotly.js (4.6 MB) inlined made the page 4.9 MB; beside it, the page is what it shows.
+    assert len(html.encode()) < 1_000_000
+    assert html.count('<script src="plotly.min.js"></script>') == 1
+    assert "plotly.js v" not in html and html.count("Plotly.newPlot(") == 2
+    # A string only the plotly.js bundle holds.
+    assert paths.beside == (tmp_path / "plotly.min.js",)
+    assert "plotly.js v" in paths.beside[0].read_text(encoding="utf-8")
+
+
+def test_a_single_file_page_inlines_plotly_js_exactly_once(built: Built, tmp_path: Path) -> None:
+    paths = write_report(built.folder, out=tmp_path, single_file=True)
+    html = paths.html.read_text(encoding="utf-8")
+    assert html.count("plotly.js v") == 1 and html.count("Plotly.newPlot(") == 2
+    assert "<script src=" not in html and not (tmp_path / "plotly.min.js").exists()
+
+
+def test_a_page_without_plots_writes_no_plotly_js_beside_it(tmp_path: Path) -> None:
+    folder = tmp_path / "campaign"
+    Ledger(folder / LEDGER_FILE).close()
+    paths = write_report(folder)
+    assert "<script src=" not in paths.html.read_text(encoding="utf-8")
+    assert not (folder / "plotly.min.js").exists()
 
 
 def test_the_page_names_the_exit_condition_in_its_banner(written: dict[str, str]) -> None:

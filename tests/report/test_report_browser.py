@@ -1,5 +1,6 @@
 """The HTML report in a real browser: headless Chromium (Debian package `chromium`) opens the page
-from disk with no network, runs plotly.js, and the DOM it leaves shows every figure drawn.
+from disk with no network, runs plotly.js (from the file beside the page, or inlined into a
+single-file page), and the DOM it leaves shows every figure drawn.
 
 A copy of the page gets a first script that records uncaught errors, rejected promises and
 `console.error` calls into an attribute of <html>, so the dumped DOM carries them; Chromium's own
@@ -171,14 +172,26 @@ def test_the_diff_script_never_runs_in_the_browser(page: Path) -> None:
 
 
 def test_the_harness_sees_a_page_whose_plots_cannot_draw(page: Path, tmp_path: Path) -> None:
-    html = page.read_text(encoding="utf-8")
-    start = html.index("<script>") + len("<script>")
+    # The page alone, without the plotly.js written beside it.
     broken = tmp_path / "broken.html"
-    broken.write_text(html[:start] + html[html.index("</script>", start) :], encoding="utf-8")
+    broken.write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
     rendered = _render(broken)
     graphs = _figures(rendered.dom)
     assert graphs and not any(g["drawn"] for g in graphs.values())
     assert any("Plotly is not defined" in e for e in rendered.errors), rendered.errors
+
+
+def test_a_single_file_page_draws_every_figure_on_its_own(tmp_path: Path) -> None:
+    folder = tmp_path / "campaign"
+    build_campaign_ledger(folder)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    written = write_report(folder, out=tmp_path / "out", single_file=True).html
+    shutil.copy(written, alone / "report.html")
+    rendered = _render(alone / "report.html")
+    graphs = _figures(rendered.dom)
+    assert set(graphs) == {"plot-1", "plot-3"} and all(g["drawn"] for g in graphs.values())
+    assert rendered.errors == []
 
 
 def test_a_screenshot_of_the_page_is_a_real_picture(page: Path, tmp_path: Path) -> None:

@@ -22,17 +22,23 @@ class ReportPaths:
     json: Path
     # The one-line reason report.html has no plots (the `report` extra is missing), else None.
     plots_left_out: str | None = None
+    # Files the page loads from beside it (plotly.js), written with it.
+    beside: tuple[Path, ...] = ()
 
 
-def write_report(folder: Path, *, out: Path | None = None) -> ReportPaths:
+def write_report(
+    folder: Path, *, out: Path | None = None, single_file: bool = False
+) -> ReportPaths:
     """Read `folder`'s ledger and write report.html, report.md and report.json.
 
-    Into `out` when given (created if missing), else into the campaign folder itself. All three
+    Into `out` when given (created if missing), else into the campaign folder itself; with
+    plotly.js beside the page when it has plots, or inlined into it with `single_file`. All
     are rendered before any is written, so a failure leaves no mix of old and new versions.
     """
     data = load_report(folder)
-    page = html_page(data)
+    page = html_page(data, single_file=single_file)
     texts = {
+        **page.beside,
         HTML_FILE: page.text,
         MARKDOWN_FILE: render_markdown(data),
         JSON_FILE: data.model_dump_json(indent=2) + "\n",
@@ -49,4 +55,5 @@ def write_report(folder: Path, *, out: Path | None = None) -> ReportPaths:
         markdown=destination / MARKDOWN_FILE,
         json=destination / JSON_FILE,
         plots_left_out=page.plots_left_out,
+        beside=tuple(destination / name for name in page.beside),
     )
