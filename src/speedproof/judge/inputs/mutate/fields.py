@@ -88,10 +88,14 @@ def redraw_digits(token: bytes, rng: random.Random) -> bytes:
     zeros: an hour, a day, a minute, a time-zone offset or a status stays one a parser takes
     (no digit grows), with a new value at the same width."""
 
+    uniform = rng.random
+
     def redraw(match: re.Match[bytes]) -> bytes:
         text = match.group()
-        drawn = bytes(rng.randint(48, byte) for byte in text)
-        return text if int(drawn) == 0 and int(text) != 0 else drawn
+        # One C call a digit: `randint` costs five Python calls, and a twin of an 8,420-line log
+        # redraws 580,000 digits (0.98 s of its 1.26 s under a profiler).
+        drawn = bytes([48 + int(uniform() * (byte - 47)) for byte in text])
+        return text if not drawn.strip(b"0") and text.strip(b"0") else drawn
 
     return _DIGITS.sub(redraw, token)
 
