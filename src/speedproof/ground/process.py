@@ -2,9 +2,9 @@
 
 CPU and peak memory come from `wait4`, i.e. the kernel's accounting of the finished child and
 every descendant it waited for, not from polling. The `wait4` that counts is a small launcher's,
-not the judge's: see `_LAUNCHER`. Output goes to unlinked temporary files rather
-than pipes, so a chatty program never blocks on a full pipe and the parent does no reading work
-while the clock runs.
+not the judge's: see `speedproof.ground.launcher`. Output goes to temporary files rather than
+pipes, so a chatty program never blocks on a full pipe and the parent does no reading work while
+the clock runs.
 """
 
 from __future__ import annotations
@@ -14,10 +14,7 @@ import hashlib
 import os
 import resource
 import shutil
-import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,48 +23,20 @@ from pathlib import Path
 from typing import IO
 
 from speedproof.ground.errors import InfrastructureError
+from speedproof.ground.launcher import (
+    Command,
+    Launched,
+    discard,
+    kill_group,
+    output_file,
+    thread_launcher,
+)
 from speedproof.ground.sandbox import Sandbox, SandboxSpec
 
 # Beyond this many bytes an output is kept only as its digest and length: 64 MiB is far more
 # than any workload report a person reads, and keeps memory bounded across 50 runs.
 _KEEP_LIMIT = 64 * 1024 * 1024
 _CHUNK = 1024 * 1024
-
-# The command is started by a fresh `python -I -S` that forks it, times it and reports the rusage
-# of that child, because ru_maxrss survives exec: a process reports the peak RSS of the address
-# space it was exec'd from, and a child exec'd straight from the judge reports max(the judge's
-# peak, the target's). Measured here: `true` read 18 MiB from a bare interpreter, 95 MiB once
-# scipy was imported and 395 MiB after the judge had once held 300 MiB, so a 20 MiB target was
-# invisible behind the judge and the floor only rose. Forked from this launcher, `true` reads
-# 6 MiB whatever the judge holds. The launcher starts before the clock does: wall time runs from
-# its fork to its wait4 (docs/adr/0003-timed-lane.md has the costs).
-_LAUNCHER = """
-import os, signal, sys, time
-report = int(sys.argv[1])
-os.set_inheritable(report, False)
-if sys.argv[2] != "-":
-    try:
-        os.sched_setaffinity(0, {int(cpu) for cpu in sys.argv[2].split(",")})
-    except OSError as exc:
-        os.write(report, f"pin CPUs {sys.argv[2]}: {exc.strerror}".encode())
-        sys.exit(1)
-start = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    # Python ignores SIGPIPE and SIGXFSZ; the command gets the defaults, as Popen gives them.
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-    try:
-        os.execv(sys.argv[3], sys.argv[4:])
-    except OSError as exc:
-        os.write(2, f"cannot start {sys.argv[4]!r}: {exc.strerror}\\n".encode())
-    os._exit(127)
-_, status, usage = os.wait4(pid, 0)
-end = time.perf_counter()
-cpu = usage.ru_utime + usage.ru_stime
-code = os.waitstatus_to_exitcode(status)
-os.write(report, f"{code} {end - start!r} {cpu!r} {usage.ru_maxrss}".encode())
-"""
 
 
 @dataclass(frozen=True)
@@ -91,11 +60,6 @@ class ProcessResult:
         """The end of stderr then stdout, for error messages a person reads."""
         text = (self.stderr or self.stdout).decode(errors="replace")
         return text[-limit:]
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def _read_back(handle: IO[bytes]) -> tuple[bytes, str]:
@@ -130,7 +94,7 @@ def _wait(
 
     def expire() -> None:
         fired.set()
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
 
     timer = threading.Timer(timeout_s, expire)
     timer.start()
@@ -139,14 +103,14 @@ def _wait(
         end = time.perf_counter()
     except BaseException:
         # Ctrl-C or SIGTERM while waiting: the run dies with us, and is reaped, not orphaned.
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(proc.pid, 0)
         raise
     finally:
         timer.cancel()
     # The group may outlive its leader (a daemonised grandchild); nothing of a run survives it.
-    _kill_group(proc.pid)
+    kill_group(proc.pid)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode, usage, end, fired.is_set()
 
@@ -162,26 +126,6 @@ def _resolve(name: str, cwd: Path, env: Mapping[str, str]) -> str:
     if found is None:
         raise InfrastructureError(f"cannot start {name!r}: No such file or directory")
     return found
-
-
-def _launched(
-    report: IO[bytes], fallback: tuple[int, float, float, int], timed_out: bool
-) -> tuple[int, float, float, int]:
-    """(exit code, wall, cpu, peak RSS KiB) as the launcher measured its child.
-
-    A run killed by the timeout takes its launcher with it, so there is no report; the judge's
-    own figures stand in, and the result says timed_out.
-    """
-    report.seek(0)
-    text = report.read()
-    if text.startswith(b"pin "):
-        raise InfrastructureError(f"cannot {text.decode(errors='replace')}")
-    fields = text.split()
-    if len(fields) == 4:
-        return int(fields[0]), float(fields[1]), float(fields[2]), int(fields[3])
-    if timed_out:
-        return fallback
-    raise InfrastructureError(f"the process launcher died (status {fallback[0]}) without a report")
 
 
 def run_process(
@@ -206,50 +150,57 @@ def run_process(
     """
     wrapped = sandbox.wrap(argv, cwd=cwd, spec=spec)
     environment = dict(spec.env if env is None else env)
-    with (
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-        tempfile.TemporaryFile() as report,
-        _stdin(stdin) as source,
-    ):
-        executable = _resolve(wrapped[0], cwd, environment)
-        pin = "-" if cpus is None else ",".join(str(cpu) for cpu in sorted(cpus))
-        measured = launcher or cpus is not None
-        head = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(report.fileno()), pin]
-        # Unmeasured, the command is the sandbox's own argv, its first word found as Popen would.
-        command = [*head, executable, *wrapped] if measured else list(wrapped)
-        start = time.perf_counter()
-        try:
-            proc = subprocess.Popen(
-                command,
-                executable=None if measured else executable,
-                cwd=cwd,
-                env=environment,
-                stdin=source,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-                pass_fds=(report.fileno(),),
-            )
-        except OSError as exc:
-            raise InfrastructureError(f"cannot start {argv[0]!r}: {exc.strerror}") from exc
-        code, usage, end, timed_out = _wait(proc, timeout_s)
-        own = (code, end - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
-        if measured:
-            code, wall_s, cpu_s, max_rss_kib = _launched(report, own, timed_out)
+    executable = _resolve(wrapped[0], cwd, environment)
+    command = Command(executable, wrapped, cwd, environment, cpus, stdin)
+    with output_file() as (out, out_path), output_file() as (err, err_path):
+        if launcher or cpus is not None:
+            figures = _through_launcher(command, out_path, err_path, timeout_s)
         else:
-            code, wall_s, cpu_s, max_rss_kib = own
+            figures = _straight(command, out, err, timeout_s)
         stdout, stdout_sha = _read_back(out)
         stderr, stderr_sha = _read_back(err)
     return ProcessResult(
         argv=tuple(argv),
-        exit_code=code,
-        wall_s=wall_s,
-        cpu_s=cpu_s,
-        max_rss_kib=max_rss_kib,
+        exit_code=figures.exit_code,
+        wall_s=figures.wall_s,
+        cpu_s=figures.cpu_s,
+        max_rss_kib=figures.max_rss_kib,
         stdout=stdout,
         stderr=stderr,
         stdout_sha256=stdout_sha,
         stderr_sha256=stderr_sha,
-        timed_out=timed_out,
+        timed_out=figures.timed_out,
     )
+
+
+def _through_launcher(command: Command, out: Path, err: Path, timeout_s: float) -> Launched:
+    """The run forked by this thread's launcher, which measures it (see `ground.launcher`)."""
+    try:
+        return thread_launcher().run(command, out, err, timeout_s)
+    except BaseException:
+        # Interrupted between a request and its answer, the pipes are out of step: the next
+        # run starts a new launcher.
+        discard()
+        raise
+
+
+def _straight(command: Command, out: IO[bytes], err: IO[bytes], timeout_s: float) -> Launched:
+    """The run started straight from the judge: its peak RSS is not the target's."""
+    with _stdin(command.stdin) as source:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(
+                list(command.argv),
+                executable=command.executable,
+                cwd=command.cwd,
+                env=dict(command.env),
+                stdin=source,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise InfrastructureError(f"cannot start {command.argv[0]!r}: {exc.strerror}") from exc
+        code, usage, end, timed_out = _wait(proc, timeout_s)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Launched(code, end - start, cpu, usage.ru_maxrss, timed_out)
