@@ -125,9 +125,15 @@ def test_a_run_interrupted_while_it_waits_leaves_no_process_and_a_fresh_launcher
             time.sleep(0.02)
         signal.pthread_kill(main, signal.SIGINT)
 
+    # Python's own handler, as the command line has it: a library loaded by an earlier test
+    # (Ray) may have put one of its own in place.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        _run(code, tmp_path)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _run(code, tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert _gone(int((tmp_path / "pid").read_text()))
     assert _gone(before)
     assert int(_run(PARENT, tmp_path).stdout) != before
