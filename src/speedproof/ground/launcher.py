@@ -159,10 +159,11 @@ class Launcher:
             os.close(requests_read)
             os.close(answers_write)
         self._pending = b""
-        self.pid = os.getpid()
+        # The process this launcher serves: a forked copy of it must not share the pipes.
+        self.owner = os.getpid()
         # A thread's launcher goes with the thread (its `threading.local` is dropped) or at exit.
         self._finalizer = weakref.finalize(
-            self, _stop, self._requests, self._answers, self._process, self.pid
+            self, _stop, self._requests, self._answers, self._process, self.owner
         )
 
     def run(self, command: Command, out: Path, err: Path, timeout_s: float) -> Launched:
@@ -281,7 +282,7 @@ _LOCAL = threading.local()
 def thread_launcher() -> Launcher:
     """This thread's launcher, started on first use (and again in a forked process)."""
     found: Launcher | None = getattr(_LOCAL, "launcher", None)
-    if found is None or found.pid != os.getpid():
+    if found is None or found.owner != os.getpid():
         found = Launcher()
         _LOCAL.launcher = found
     return found
@@ -291,5 +292,5 @@ def discard() -> None:
     """Stop this thread's launcher: a run interrupted mid-answer leaves its pipes out of step."""
     found: Launcher | None = getattr(_LOCAL, "launcher", None)
     _LOCAL.launcher = None
-    if found is not None and found.pid == os.getpid():
+    if found is not None and found.owner == os.getpid():
         found.close()
