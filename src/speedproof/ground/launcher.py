@@ -177,23 +177,8 @@ class Launcher:
             for path in (out, err):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-        fired = threading.Event()
-
-        def expire() -> None:
-            fired.set()
-            kill_group(pid)
-
-        timer = threading.Timer(timeout_s, expire)
-        timer.start()
-        try:
+        with watched(pid, timeout_s) as fired:
             answer = self._line()
-        except BaseException:
-            kill_group(pid)
-            raise
-        finally:
-            timer.cancel()
-        # The group may outlive its leader (a daemonised grandchild); nothing of a run survives it.
-        kill_group(pid)
         return _launched(answer, fired.is_set())
 
     def close(self) -> None:
@@ -235,6 +220,29 @@ def _stop(requests: int, answers: int, process: subprocess.Popen[bytes], owner: 
 def kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def watched(pid: int, timeout_s: float) -> Iterator[threading.Event]:
+    """A watchdog over the process group of run `pid` while the body waits for it: killed when
+    `timeout_s` passes (the event is then set) or when the wait is interrupted, and once more
+    after it, because the group may outlive its leader (a daemonised grandchild)."""
+    fired = threading.Event()
+
+    def expire() -> None:
+        fired.set()
+        kill_group(pid)
+
+    timer = threading.Timer(timeout_s, expire)
+    timer.start()
+    try:
+        yield fired
+    except BaseException:
+        kill_group(pid)
+        raise
+    finally:
+        timer.cancel()
+    kill_group(pid)
 
 
 def _request(command: Command, out: Path, err: Path) -> bytes:

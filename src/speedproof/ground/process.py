@@ -15,7 +15,6 @@ import os
 import resource
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from speedproof.ground.launcher import (
     kill_group,
     output_file,
     thread_launcher,
+    watched,
 )
 from speedproof.ground.sandbox import Sandbox, SandboxSpec
 
@@ -90,27 +90,16 @@ def _wait(
     proc: subprocess.Popen[bytes], timeout_s: float
 ) -> tuple[int, resource.struct_rusage, float, bool]:
     """Wait for the child with a watchdog that kills its whole process group on timeout."""
-    fired = threading.Event()
-
-    def expire() -> None:
-        fired.set()
-        kill_group(proc.pid)
-
-    timer = threading.Timer(timeout_s, expire)
-    timer.start()
-    try:
-        _, status, usage = os.wait4(proc.pid, 0)
-        end = time.perf_counter()
-    except BaseException:
-        # Ctrl-C or SIGTERM while waiting: the run dies with us, and is reaped, not orphaned.
-        kill_group(proc.pid)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(proc.pid, 0)
-        raise
-    finally:
-        timer.cancel()
-    # The group may outlive its leader (a daemonised grandchild); nothing of a run survives it.
-    kill_group(proc.pid)
+    with watched(proc.pid, timeout_s) as fired:
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+            end = time.perf_counter()
+        except BaseException:
+            # Ctrl-C or SIGTERM while waiting: the run dies with us, and is reaped, not orphaned.
+            kill_group(proc.pid)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(proc.pid, 0)
+            raise
     proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode, usage, end, fired.is_set()
 
