@@ -326,7 +326,8 @@ class Policy(_Strict):
     # An accept stands only if every unseen reading improves by at least a share of the win it is
     # held against (docs/adr/0030): each holdout by `carry_over_fraction` (other inputs may
     # legitimately gain less: textstat's tickets holdout keeps about a third of the stopword
-    # win), a workload's own twin by `twin_carry_over_fraction` (the same shape with new content:
+    # win; of the smallest representative win once the twin of new content is read, 0085), a
+    # workload's own twin by `twin_carry_over_fraction` (the same shape with new content:
     # real wins kept 79-107 % there, while a table answering 17 % of a twin was accepted once in
     # 4 under a quarter's bar; docs/adr/0076). 0 for `carry_over_fraction` turns the rule off.
     carry_over_fraction: float = Field(default=0.25, ge=0, le=1)

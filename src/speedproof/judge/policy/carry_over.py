@@ -1,9 +1,11 @@
 """The carry-over rule: an accepted win must reappear on every reading with unseen input.
 
 Pure like `decide.py` (the same import allow-list, tests/judge/policy/test_policy.py). The win an
-accept rests on is held against every primary-metric reading of the holdout tier: holdouts
-(generated ones included) and the twin of that workload; any other twin is held against its own
-original's win when that original improved by at least the floor. A holdout must show
+accept rests on is held against every primary-metric reading of the holdout tier: the twin of
+that workload, and holdouts (generated ones included), which are held against the smallest
+representative win instead once that twin, of new content, has a reading (`holdout_bar`,
+docs/adr/0085); any other twin is held against its own original's win when that original
+improved by at least the floor. A holdout must show
 `carry_over_fraction` of the win it is held against, a twin `twin_carry_over_fraction`
 (docs/adr/0030, 0059, 0076): a twin is the same shape with new content, where real wins kept
 79-107 %, while a holdout is another input, where a real win may be smaller.
@@ -48,6 +50,7 @@ class Held:
     reading: Comparison
     needed: float
     seen: bool
+    win: Comparison
 
     @property
     def state(self) -> State:
@@ -65,7 +68,10 @@ class Held:
     def describe(self) -> str:
         c = self.reading
         what = f"{c.workload} (seen input)" if self.seen else c.workload
-        return f"{what} {c.render()}, {interval(c)}, against {self.needed:.2f}%"
+        return (
+            f"{what} {c.render()}, {interval(c)}, against {self.needed:.2f}% "
+            f"(of {self.win.workload}'s {self.win.improvement_pct:.2f}%)"
+        )
 
 
 def held_readings(evidence: Evidence, rules: PolicyRules, rests_on: str) -> list[Held] | None:
@@ -90,15 +96,39 @@ def held_readings(evidence: Evidence, rules: PolicyRules, rests_on: str) -> list
         original = c.workload.removesuffix(TWIN_SUFFIX)
         if specific and c.workload != rests_on + TWIN_SUFFIX:
             continue  # an input-specific win answers to its own twin only
-        if c.workload == original or original == rests_on:
+        if c.workload == original:
+            win = holdout_bar(evidence, rules, rests_on, wins)
+        elif original == rests_on:
             win = wins[rests_on]
         elif original in wins and wins[original].improvement_pct >= rules.accept_floor_pct:
             win = wins[original]
         else:
             continue  # a twin of a workload that won nothing says nothing about this win
         seen = c.workload in evidence.seen_inputs
-        held.append(Held(c, share(rules, c.workload) * win.improvement_pct, seen))
+        held.append(Held(c, share(rules, c.workload) * win.improvement_pct, seen, win))
     return held
+
+
+def holdout_bar(
+    evidence: Evidence, rules: PolicyRules, rests_on: str, wins: dict[str, Comparison]
+) -> Comparison:
+    """The win a holdout is held against: `rests_on`'s own, or, once `rests_on`'s twin of new
+    content has a reading, the smallest representative win at or above the floor.
+
+    A holdout is another input, and a real win's size follows its input and options: textstat's
+    one-pass count of lines per top word gains with `--top`, -22 to -26 % on `reviews-by-rating`
+    (`--top 60`), -5 to -11 % on `novel` (`--top 30`), -5.5 to -7.3 % on `tickets-holdout`
+    (the default 20, n = 100-110): 23-28 % of the largest win, so a quarter of it was never
+    settled, and 1 judgement in 3 ended inconclusive (docs/adr/0085). The twin of new content
+    holds `rests_on`'s own win at half (a table keyed by content misses there), so the holdout
+    only has to show that the speed-up is not confined to the visible inputs. Without that twin
+    (none, or `copy`/`lines`, which a table still answers) the holdout is the only unseen
+    evidence of `rests_on`'s win and is held against it, as logstat's copy-twin needs (0059)."""
+    twin = rests_on + TWIN_SUFFIX
+    if twin in evidence.seen_inputs or not _twin_measured(evidence, rules, rests_on):
+        return wins[rests_on]
+    real = [c for c in wins.values() if c.improvement_pct >= rules.accept_floor_pct]
+    return min(real, key=lambda c: c.improvement_pct, default=wins[rests_on])
 
 
 def share(rules: PolicyRules, workload: str) -> float:
@@ -141,7 +171,8 @@ def carry_over(verdict: Verdict, evidence: Evidence, rules: PolicyRules) -> Verd
     said = (
         f"{win.metric} improved by {win.improvement_pct:.2f}% on workload {win.workload}, and "
         f"{rules.carry_over_fraction:g} of each win must reappear on input the candidate has not "
-        f"seen ({_twin_share(rules):g} on a workload's own twin)"
+        f"seen ({_twin_share(rules):g} on a workload's own twin; a holdout is held against the "
+        "smallest representative win once the twin of new content has a reading)"
     )
     seen_only = held if held and all(h.seen for h in held) else []
     # The first of these that holds a reading decides; each names the readings it is about.
