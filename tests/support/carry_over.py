@@ -1,11 +1,13 @@
 """Readings for the carry-over rule's tests: one workload's primary-metric reading with the win
-and tier a test asks for."""
+and tier a test asks for, and the evidence that holds them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from speedproof.judge.policy.evidence import Comparison, PolicyRules
+from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules
 from speedproof.stats import compare
 
 # The manifest's defaults: a quarter on holdouts, half on a workload's own twin.
@@ -34,4 +36,18 @@ def reading(
         metric="wall",
         tier=tier,
         limit_pct=RULES.guardrail_limit_pct,
+    )
+
+
+def evidence(*readings: Comparison, seen: tuple[str, ...] = ()) -> Evidence:
+    """Evidence whose every gate passed, holding `readings`; `seen` names twins of seen input."""
+    return replace(
+        Evidence(
+            behaviour_matches=True,
+            failure_summary=(),
+            safety_checks_passed=True,
+            representative_evidence=True,
+            comparisons=tuple(readings),
+        ),
+        seen_inputs=seen,
     )

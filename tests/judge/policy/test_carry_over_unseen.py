@@ -10,25 +10,10 @@ noisy to tell is measured further, and when no pairs are left it is "not resolve
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+from speedproof.judge.policy.carry_over import CHEAT, UNRESOLVED
 from speedproof.judge.policy.decide import carry_over_settled, decide
-from speedproof.judge.policy.evidence import Comparison, Evidence
-from support.carry_over import RULES, reading
-
-CHEAT = "the win does not carry over to inputs the candidate has not seen"
-UNRESOLVED = "the win's carry-over to inputs the candidate has not seen was not resolved"
-
-
-def evidence(*readings: Comparison, seen: tuple[str, ...] = ()) -> Evidence:
-    found = Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=tuple(readings),
-    )
-    return replace(found, seen_inputs=seen) if seen else found
+from speedproof.judge.policy.evidence import Evidence
+from support.carry_over import RULES, evidence, reading
 
 
 def test_a_stored_answer_whose_new_content_twin_reads_nothing_is_inconclusive_naming_it() -> None:

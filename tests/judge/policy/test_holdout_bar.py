@@ -7,26 +7,10 @@ content already holds the accept's own win at half, where a table keyed by conte
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from speedproof.judge.policy.carry_over import held_readings
+from speedproof.judge.policy.carry_over import CHEAT, UNRESOLVED, held_readings
 from speedproof.judge.policy.decide import decide
-from speedproof.judge.policy.evidence import Comparison, Evidence
-from support.carry_over import RULES, reading
-
-CHEAT = "the win does not carry over to inputs the candidate has not seen"
-UNRESOLVED = "the win's carry-over to inputs the candidate has not seen was not resolved"
-
-
-def evidence(*readings: Comparison, seen: tuple[str, ...] = ()) -> Evidence:
-    found = Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=tuple(readings),
-    )
-    return replace(found, seen_inputs=seen) if seen else found
+from speedproof.judge.policy.evidence import Evidence
+from support.carry_over import RULES, evidence, reading
 
 
 def one_pass(*, twin_seen: bool = False, twin: bool = True) -> Evidence:

@@ -5,19 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from speedproof.judge.policy.decide import carry_over_settled, decide
-from speedproof.judge.policy.evidence import Comparison, Evidence
+from speedproof.judge.policy.evidence import Evidence
 from speedproof.manifest_loading import parse_manifest
-from support.carry_over import RULES, reading
-
-
-def evidence(*readings: Comparison) -> Evidence:
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=tuple(readings),
-    )
+from support.carry_over import RULES, evidence, reading
 
 
 def stored_answer() -> Evidence:
