@@ -3,8 +3,6 @@ and tier a test asks for, and the evidence that holds them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules
@@ -41,13 +39,11 @@ def reading(
 
 def evidence(*readings: Comparison, seen: tuple[str, ...] = ()) -> Evidence:
     """Evidence whose every gate passed, holding `readings`; `seen` names twins of seen input."""
-    return replace(
-        Evidence(
-            behaviour_matches=True,
-            failure_summary=(),
-            safety_checks_passed=True,
-            representative_evidence=True,
-            comparisons=tuple(readings),
-        ),
+    return Evidence(
+        behaviour_matches=True,
+        failure_summary=(),
+        safety_checks_passed=True,
+        representative_evidence=True,
+        comparisons=tuple(readings),
         seen_inputs=seen,
     )
