@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from speedproof.ground.errors import InfrastructureError
-from speedproof.ground.launcher import thread_launcher
+from speedproof.ground.launcher import discard, thread_launcher
 from speedproof.ground.process import ProcessResult, run_process
 from speedproof.ground.sandbox import Sandbox, SandboxSpec, Unsandboxed, make_sandbox
 
@@ -180,3 +180,21 @@ def test_a_forked_copy_of_the_judge_starts_a_launcher_of_its_own(tmp_path: Path)
     os.waitpid(pid, 0)
     assert answer.strip() and int(answer) != parents
     assert _run(PARENT, tmp_path).stdout == f"{parents}\n".encode()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs a process allowed on two CPUs")
+def test_an_unpinned_run_gets_the_cpus_of_the_thread_that_asks_not_those_its_launcher_began_with(
+    tmp_path: Path,
+) -> None:
+    """A launcher started while the judge had left a pinned CPU (pinning.judge_elsewhere) kept
+    that narrower mask, and every later unpinned run of the thread ran on one CPU of two."""
+    discard()
+    every = os.sched_getaffinity(0)
+    show = "import os; print(sorted(os.sched_getaffinity(0)))"
+    os.sched_setaffinity(0, {min(every)})
+    try:
+        narrowed = _run(show, tmp_path).stdout.decode().strip()
+    finally:
+        os.sched_setaffinity(0, every)
+    assert narrowed == str([min(every)])
+    assert _run(show, tmp_path).stdout.decode().strip() == str(sorted(every))

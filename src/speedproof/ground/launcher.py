@@ -9,12 +9,13 @@ thread and forks each run on request (docs/adr/0084): the command is forked from
 of bare interpreter, so the floor and what the clock covers (fork → `wait4`) are unchanged.
 
 The protocol, over two pipes: the judge writes a request (a length line, then NUL-separated
-fields: executable, cwd, CPUs or "-", stdin, stdout and stderr paths, argv count, argv, then
-the environment as NAME=value); the launcher forks, and answers a line with the child's pid
-once the child has exec'd (or failed to prepare), then a line with exit code, wall, CPU and peak
-RSS once `wait4` returns. A child that cannot be prepared (pin its CPUs, open its files, enter
-its folder) exits 127 at once and the answer names what failed; a command that cannot be exec'd
-writes "cannot start" to its own stderr and exits 127, as under Popen.
+fields: executable, cwd, CPUs or "-" for the launcher's own, stdin, stdout and stderr paths,
+argv count, argv, then the environment as NAME=value); the launcher forks, and answers a line
+with the child's pid once the child has exec'd (or failed to prepare), then a line with exit
+code, wall, CPU and peak RSS once `wait4` returns. A child that cannot be prepared (pin its
+CPUs, open its files, enter its folder) exits 127 at once and the answer names what failed; a
+command that cannot be exec'd writes "cannot start" to its own stderr and exits 127, as under
+Popen.
 """
 
 from __future__ import annotations
@@ -140,6 +141,8 @@ class Launcher:
     def __init__(self) -> None:
         requests_read, self._requests = os.pipe()
         self._answers, answers_write = os.pipe()
+        # The launcher keeps the CPU mask of the thread that starts it (`_request`).
+        self.cpus = frozenset(os.sched_getaffinity(0))
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _SERVER, str(requests_read), str(answers_write)],
@@ -171,7 +174,7 @@ class Launcher:
         the child has them open: the caller reads them through handles of its own); kill its
         process group when `timeout_s` passes."""
         try:
-            self._send(_request(command, out, err))
+            self._send(_request(command, out, err, self.cpus))
             pid = int(self._line())
         finally:
             for path in (out, err):
@@ -245,8 +248,12 @@ def watched(pid: int, timeout_s: float) -> Iterator[threading.Event]:
     kill_group(pid)
 
 
-def _request(command: Command, out: Path, err: Path) -> bytes:
-    pin = "-" if command.cpus is None else ",".join(str(c) for c in sorted(command.cpus))
+def _request(command: Command, out: Path, err: Path, inherited: frozenset[int]) -> bytes:
+    # An unpinned run gets the CPUs of the thread asking, as a run Popen starts from it would; the
+    # launcher keeps the mask it began with, narrower if that was inside pinning.judge_elsewhere.
+    # A child that inherits the mask it needs already is not pinned again.
+    wanted = frozenset(os.sched_getaffinity(0)) if command.cpus is None else command.cpus
+    pin = "-" if wanted == inherited else ",".join(str(c) for c in sorted(wanted))
     fields = [
         command.executable,
         str(command.cwd),
