@@ -178,6 +178,8 @@ def _patched(example: str, views: list[dict[str, Any]], tmp_path: Path) -> Path:
     return root
 
 
+# 21 s, textstat's whole suite; logstat's proposals are checked the same way in `make test`.
+@pytest.mark.slow
 def test_textstat_tests_pass_with_every_textstat_proposal_applied(tmp_path: Path) -> None:
     views = [TEXTSTAT_HOT[1], TEXTSTAT_HOT[2], TEXTSTAT_HOT[3]]
     root = _patched("textstat", views, tmp_path)

@@ -63,6 +63,8 @@ def test_a_job_without_the_bytes_on_a_node_without_them_fails_as_bundle_missing(
         judge_on_node(replace(job, bundle=None))
 
 
+# 14 s, a whole campaign; the cache's rules are tested above and below in a second or less.
+@pytest.mark.slow
 def test_a_local_campaign_ships_each_parents_bundle_to_its_node_once(tmp_path: Path) -> None:
     repo = toy_repo(tmp_path / "toy")
     folder = tmp_path / "campaign"

@@ -137,6 +137,8 @@ def _wait_for(folder: Path, proc: subprocess.Popen[str], kind: str) -> None:
     raise AssertionError(f"no {kind} event appeared")
 
 
+# 10 s; a killed local campaign's resume stays in `make test` (tests/campaign/).
+@pytest.mark.slow
 def test_a_cluster_campaign_killed_mid_wave_resumes_with_nothing_lost_or_duplicated(
     tmp_path: Path,
 ) -> None:

@@ -253,6 +253,8 @@ def test_measuring_nodes_on_one_host_and_a_measuring_driver_host_are_warned_abou
     assert len({node.host for node in nodes}) == 1
 
 
+# 11 s on a real Ray cluster; the re-run of infrastructure failures stays in `make test`.
+@pytest.mark.slow
 def test_a_job_its_node_keeps_failing_runs_again_on_another_node_and_a_pinned_one_stays(
     ray_address: str,
 ) -> None:

@@ -102,6 +102,8 @@ def test_the_validation_partition_is_cut_by_case_id_so_copies_never_straddle_it(
     assert partition(rows, 0.3, seed=7) == (train, val)
 
 
+# 10 s of real LoRA training; the partition and the missing-extra message stay in `make test`.
+@pytest.mark.slow
 def test_fn_train_writes_a_lora_adapter_and_a_run_manifest(tmp_path: Path) -> None:
     _require_extra()
     model = _tiny_model(tmp_path / "model")

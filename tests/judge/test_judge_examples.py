@@ -24,6 +24,14 @@ from speedproof.ledger import Ledger
 from speedproof.manifest_loading import load_manifest
 
 PAIRS = 12
+# A no-change patch is judged at this alpha, not the manifest's 0.05. At 0.05 one look of 12
+# pairs calls a no-change a significant win in up to 2.5 % of judgements by design (docs/adr/0020;
+# carry-over then filters most of them), and a full `make test` drew one on logstat's noop:
+# -11.33 % (p = 0.013, n = 12) on shop-day, accepted. This test is about the path (every gate
+# passed, measured, then not accepted), so it is judged where the smallest exact signed-rank p
+# of 12 pairs (2/4096) still passes but a no-change does so in at most 0.25 % of judgements;
+# the rule's false-accept rate is `speedproof calibrate`'s and benchmarks/measurement_rules.py's.
+NOOP_ALPHA = 0.005
 BUILD_GATES = {"build-baseline", "build", "tests", "behaviour"}
 # Kinds whose expectation is met by a candidate that never ran a timed pair: a noop or a
 # slowdown that died at the build, the tests or the behaviour gate is "not accepted" and
@@ -32,7 +40,8 @@ MEASURED_KINDS = {"noop", "slowdown"}
 
 # The textstat patches that reach the timed lane take 25-40 s each (a Python run is ~0.2 s, and a
 # slowdown runs every pair to the end); one of them stays in the fast suite, the others run with
-# `make test-slow`. Every kind but the slowdown is still covered fast by logstat's patches.
+# `make test-slow`. Every kind but the slowdown and the noop is still covered fast by logstat's
+# patches.
 SLOW_CASES = {
     # Run-time cheats beyond one per example: each is a whole judgement of its own.
     "textstat/cheat-forked-child-writes-late",
@@ -42,6 +51,9 @@ SLOW_CASES = {
     "textstat/cheat-answers-keyed-by-content",
     "logstat/cheat-keep-answers-beside-binary",
     "textstat/noop-comment",
+    # 15-25 s, every pair to the end; identical programs are judged fast in
+    # tests/judge/measure/test_schedule.py.
+    "logstat/noop-comment",
     "textstat/slowdown-casefold-stopwords",
     "textstat/slowdown-copy-lines",
     "textstat/speedup-lines-containing-one-pass",
@@ -50,11 +62,13 @@ SLOW_CASES = {
     # (tests/judge/inputs/test_twin_pairs.py, tests/judge/test_unittest_judged.py) in a few seconds.
     "logstat/speedup-slow-report-builder",
     "textstat/speedup-stopword-set",
-    # 12-15 s each; a slowdown is rejected fast in tests/judge/measure/test_schedule.py and
+    # 10-15 s each; a slowdown is rejected fast in tests/judge/measure/test_schedule.py and
     # tests/bench/test_bench_python_judged.py, and logstat's utc-hours behaviour patch stays here.
     "logstat/slowdown-regexp-query-strip",
     "textstat/behaviour-longest-line-max",
     "logstat/behaviour-slow-tiebreak",
+    # A test its patch breaks is rejected fast on logstat (breaks-test-keep-query).
+    "textstat/breaks-test-apostrophes",
 }
 # What the reasons must say of each run-time cheat: what the candidate did.
 CHEAT_WORDS = {
@@ -96,9 +110,14 @@ class _Target:
         self.root = root
         self.ledger = ledger
 
-    def judge(self, patch: Path, pairs: int | None = PAIRS) -> Outcome:
+    def judge(self, patch: Path, pairs: int | None = PAIRS, alpha: float | None = None) -> Outcome:
+        loaded = load_manifest(self.root)
+        if alpha is not None:
+            policy = loaded.manifest.policy.model_copy(update={"alpha": alpha})
+            manifest = loaded.manifest.model_copy(update={"policy": policy})
+            loaded = loaded.model_copy(update={"manifest": manifest})
         judge = Judge(
-            load_manifest(self.root),
+            loaded,
             sandbox=make_sandbox(),
             ledger=self.ledger,
             options=JudgeOptions(pairs=pairs, instructions=False),
@@ -141,7 +160,8 @@ def test_each_bundled_patch_gets_the_verdict_its_kind_demands(
     example: Example, patch: Path, targets: dict[str, _Target]
 ) -> None:
     kind = patch.stem.split("-")[0]
-    outcome = targets[example.name].judge(patch, None if kind == "speedup" else PAIRS)
+    alpha = NOOP_ALPHA if kind == "noop" else None
+    outcome = targets[example.name].judge(patch, None if kind == "speedup" else PAIRS, alpha)
     verdict = outcome.verdict
     expected = expectation(patch)
     assert meets(expected, verdict.verdict), (verdict.verdict, verdict.reasons)

@@ -103,7 +103,8 @@ def _assert_built_tested_and_ran(done: subprocess.CompletedProcess[str]) -> None
     assert any(name.startswith("measure:") for name in gates), gates
 
 
-@pytest.mark.parametrize("spelling", ["absolute", "relative"])
+# 8 s each, a whole judgement; the relative spelling is also anchored by the loading test below.
+@pytest.mark.parametrize("spelling", ["absolute", pytest.param("relative", marks=pytest.mark.slow)])
 def test_a_venv_under_tmp_outside_the_repository_builds_tests_and_runs_in_the_sandbox(
     outside: Path, tmp_path: Path, spelling: str
 ) -> None:
