@@ -14,6 +14,7 @@ from speedproof.calibration.sides import check_sides, trial_scores
 from speedproof.calibration.trials import CalibrationReport, Trial, TrialKind
 from speedproof.judge.policy.evidence import Evidence
 from speedproof.stats.paired import paired_compare
+from support.evidence import gates_passed
 
 SCHEDULE = {"round_pairs": 10, "max_pairs": 50, "alpha": 0.05, "rho": 1.0}
 
@@ -22,13 +23,7 @@ def evidence_of(base: list[float], cand: list[float], metric: str = "wall") -> E
     reading = paired_compare(
         base, cand, workload="shop", metric=metric, tier="representative", limit_pct=2.0
     )
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=(reading,),
-    )
+    return gates_passed(reading)
 
 
 def test_a_trials_score_is_the_normal_quantile_of_its_trimmed_t_with_the_ts_sign() -> None:

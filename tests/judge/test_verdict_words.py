@@ -15,6 +15,7 @@ from speedproof.judge.measure.instructions import (
 from speedproof.judge.patches import judge_patch
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Evidence, PolicyRules, exact_comparison
+from support.evidence import gates_passed
 
 
 def _wall(change_pct: float) -> Evidence:
@@ -26,13 +27,7 @@ def _wall(change_pct: float) -> Evidence:
         baseline=100.0,
         candidate=100.0 + change_pct,
     )
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=(reading,),
-    )
+    return gates_passed(reading)
 
 
 def test_a_best_reading_that_is_worse_is_said_to_be_worse_not_a_negative_improvement() -> None:

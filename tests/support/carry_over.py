@@ -1,11 +1,11 @@
 """Readings for the carry-over rule's tests: one workload's primary-metric reading with the win
-and tier a test asks for, and the evidence that holds them."""
+and tier a test asks for (support.evidence holds them)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules
+from speedproof.judge.policy.evidence import Comparison, PolicyRules
 from speedproof.stats import compare
 
 # The manifest's defaults: a quarter on holdouts, half on a workload's own twin.
@@ -34,16 +34,4 @@ def reading(
         metric="wall",
         tier=tier,
         limit_pct=RULES.guardrail_limit_pct,
-    )
-
-
-def evidence(*readings: Comparison, seen: tuple[str, ...] = ()) -> Evidence:
-    """Evidence whose every gate passed, holding `readings`; `seen` names twins of seen input."""
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=tuple(readings),
-        seen_inputs=seen,
     )

@@ -8,6 +8,7 @@ from speedproof.judge.measure.resolution import unresolved_win_notes
 from speedproof.judge.policy.evidence import Evidence, PolicyRules
 from speedproof.stats import Schedule, paired_compare
 from speedproof.stats.power import pairs_to_resolve, resolvable_win_pct
+from support.evidence import gates_passed
 
 RULES = PolicyRules(
     primary_metric="wall", accept_floor_pct=3.0, guardrail_limit_pct=2.0, guardrails=()
@@ -28,16 +29,7 @@ def _evidence(shift: float, spread: float, *, final: bool = True, pairs: int = 5
         limit_pct=2.0,
         alpha=0.01,
     )
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=(reading,),
-        look=SCHEDULE.looks(),
-        final=final,
-        alpha=0.01,
-    )
+    return gates_passed(reading, look=SCHEDULE.looks(), final=final, alpha=0.01)
 
 
 def test_an_unresolved_win_above_the_floor_gets_the_noise_and_the_pairs_it_needs() -> None:

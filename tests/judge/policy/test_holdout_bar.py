@@ -10,7 +10,8 @@ from __future__ import annotations
 from speedproof.judge.policy.carry_over import CHEAT, UNRESOLVED, held_readings
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Evidence
-from support.carry_over import RULES, evidence, reading
+from support.carry_over import RULES, reading
+from support.evidence import gates_passed
 
 
 def one_pass(*, twin_seen: bool = False, twin: bool = True) -> Evidence:
@@ -24,7 +25,7 @@ def one_pass(*, twin_seen: bool = False, twin: bool = True) -> Evidence:
     ]
     if twin:
         readings.append(reading("reviews~twin", -26.59, tier="holdout", seed=1))
-    return evidence(*readings, seen=("reviews~twin",) if twin_seen else ())
+    return gates_passed(*readings, seen=("reviews~twin",) if twin_seen else ())
 
 
 def test_the_holdout_reading_straddles_a_quarter_of_the_largest_win() -> None:
@@ -64,7 +65,7 @@ def test_a_stored_answer_for_one_input_beside_a_small_real_win_is_caught_through
 ):
     """Answers kept for `reviews` by content (its copy-twin answered too) and a real -5 % on
     `novel`: the smaller win must not lower the holdout's bar."""
-    found = evidence(
+    found = gates_passed(
         reading("reviews", -35.0, tier="representative"),
         reading("novel", -5.0, tier="representative", seed=3),
         reading("reviews~twin", -34.0, tier="holdout", seed=1),
@@ -79,7 +80,7 @@ def test_a_stored_answer_for_one_input_beside_a_small_real_win_is_caught_through
 
 def test_a_holdout_that_reads_nothing_stays_a_win_that_does_not_carry_over() -> None:
     """Even the smallest win's quarter lies above a holdout that gained nothing."""
-    found = evidence(
+    found = gates_passed(
         reading("reviews", -35.0, tier="representative"),
         reading("novel", -8.0, tier="representative", seed=3),
         reading("reviews~twin", -34.0, tier="holdout", seed=1),
@@ -92,7 +93,7 @@ def test_a_holdout_that_reads_nothing_stays_a_win_that_does_not_carry_over() -> 
 
 
 def test_a_representative_workload_below_the_floor_does_not_lower_the_bar() -> None:
-    found = evidence(
+    found = gates_passed(
         reading("reviews", -24.0, tier="representative"),
         reading("novel", -1.0, tier="representative", seed=3),
         reading("reviews~twin", -23.0, tier="holdout", seed=1),

@@ -19,6 +19,7 @@ from speedproof.judge.policy.decide import decide, keep_measuring
 from speedproof.judge.policy.evidence import Comparison, Evidence, PolicyRules
 from speedproof.manifest import Manifest
 from speedproof.manifest_loading import parse_manifest
+from support.evidence import gates_passed
 from support.toy_target import toy_manifest, workload_table
 
 RULES = PolicyRules()  # wall; floor 3 %; limit 2 %; guardrails cpu, memory; support required.
@@ -45,15 +46,7 @@ WIN = Comparison(
 
 
 def evidence(*comparisons: Comparison, look: int, final: bool) -> Evidence:
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=comparisons,
-        look=look,
-        final=final,
-    )
+    return gates_passed(*comparisons, look=look, final=final)
 
 
 def test_a_one_look_schedule_accepts_a_significant_win_between_the_floor_and_twice_it() -> None:

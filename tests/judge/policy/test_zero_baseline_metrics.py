@@ -15,6 +15,7 @@ from speedproof.judge.measure.runner import PairSeries, Sample
 from speedproof.judge.policy.decide import decide
 from speedproof.judge.policy.evidence import Evidence
 from speedproof.manifest_loading import parse_manifest
+from support.evidence import gates_passed
 
 MANIFEST = parse_manifest(
     """
@@ -85,13 +86,7 @@ def _evidence(base_ns: float, base_allocs: int, cand_ns: float, cand_allocs: int
     comparisons = lane_comparisons(
         {"count": series}, MANIFEST, tiers={"count": "representative"}, alpha=0.05
     )
-    return Evidence(
-        behaviour_matches=True,
-        failure_summary=(),
-        safety_checks_passed=True,
-        representative_evidence=True,
-        comparisons=tuple(comparisons),
-    )
+    return gates_passed(*comparisons)
 
 
 def test_an_allocation_free_benchmark_that_stays_allocation_free_reads_no_change() -> None:
