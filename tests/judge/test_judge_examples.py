@@ -26,7 +26,7 @@ from speedproof.manifest_loading import load_manifest
 PAIRS = 12
 # A no-change patch is judged at this alpha, not the manifest's 0.05. At 0.05 one look of 12
 # pairs calls a no-change a significant win in up to 2.5 % of judgements by design (docs/adr/0020;
-# carry-over then filters most of them), and a full `make test` drew one on logstat's noop:
+# carry-over then filters some of them), and a full `make test` drew one on logstat's noop:
 # -11.33 % (p = 0.013, n = 12) on shop-day, accepted. This test is about the path (every gate
 # passed, measured, then not accepted), so it is judged where the smallest exact signed-rank p
 # of 12 pairs (2/4096) still passes but a no-change does so in at most 0.25 % of judgements;
